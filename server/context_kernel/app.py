@@ -1,0 +1,117 @@
+"""Composition root: builds the store, kernel pool and services from Settings.
+
+The MCP server answers `initialize` before any of this exists: `AppHolder.get()` builds the
+app on the first tool call, so jupyter_client, SQLAlchemy and nbformat are imported off the
+handshake path (clients kill slow servers: 10 s in Codex).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.abc
+
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from .execution.service import ExecutionService
+    from .kernels.pool import KernelPool
+    from .store.db import Database
+    from .store.executions import ExecutionRepository
+
+CULL_EVERY_S = 60.0
+
+
+@dataclass
+class App:
+    settings: Settings
+    db: Database
+    executions: ExecutionRepository
+    pool: KernelPool
+    execution: ExecutionService
+
+
+async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
+    # Heavy imports live here on purpose: see the module docstring.
+    from .execution.service import ExecutionLimits, ExecutionService
+    from .kernels.backend import JupyterKernel
+    from .kernels.env import kernel_environment
+    from .kernels.pool import KernelPool
+    from .store.db import Database
+    from .store.executions import ExecutionRepository
+
+    db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
+    base_env = settings.base_env if settings.base_env is not None else {}
+    env = kernel_environment(base_env, settings.extra_kernel_env)
+
+    def factory(kernel_name: str) -> JupyterKernel:
+        return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env,
+                             runtime_dir=settings.runtime_dir, log_dir=settings.log_dir)
+
+    pool = KernelPool(factory, max_kernels=settings.max_kernels, idle_cull_s=settings.kernel_idle_cull_s,
+                      start_timeout_s=settings.kernel_start_timeout_s)
+
+    async def cull_loop() -> None:
+        while True:
+            await anyio.sleep(CULL_EVERY_S)
+            await pool.cull_idle()
+
+    tg.start_soon(cull_loop)
+
+    def spawn(fn: Callable[[], Awaitable[None]]) -> None:
+        tg.start_soon(fn)
+
+    executions = ExecutionRepository(db.engine)
+    limits = ExecutionLimits(
+        return_budget=settings.return_budget, hard_output_cap=settings.hard_output_cap,
+        default_timeout_ms=settings.default_timeout_ms, max_timeout_ms=settings.max_timeout_ms,
+        progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
+    )
+    service = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
+                               limits=limits, spawn=spawn)
+    return App(settings=settings, db=db, executions=executions, pool=pool, execution=service)
+
+
+class AppHolder:
+    """Async context manager for the server's lifespan; builds the App once, on first use.
+
+    It owns the task group that background cells and the idle-kernel cull run in, so those
+    tasks belong to the lifespan, not to whichever tool call happened to come first.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._app: App | None = None
+        self._lock = anyio.Lock()
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> "AppHolder":
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._tg is not None
+        app, self._app = self._app, None
+        if app is not None:
+            await app.pool.shutdown_all()  # shielded and time-bounded inside
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)
+        if app is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(app.db.close)
+
+    async def get(self) -> App:
+        if self._app is None:
+            async with self._lock:
+                if self._app is None:
+                    assert self._tg is not None, "AppHolder must be entered (server lifespan) before use"
+                    self._app = await _build(self.settings, self._tg)
+        return self._app
+
+    @property
+    def started(self) -> App | None:
+        return self._app

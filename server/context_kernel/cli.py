@@ -1,0 +1,136 @@
+"""The command line: the only place that reads environment variables.
+
+context-kernel serve [--transport stdio|http] [--project DIR] ...   run the MCP server
+context-kernel doctor                                               every language, its kernel, does it start
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from .settings import DEFAULT_HARD_CAP, DEFAULT_RETURN_BUDGET, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, Settings
+
+# Variables clients set to tell a server which project it serves, in order of preference.
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "VSCODE_CWD", "PWD")
+EXIT_GRACE_S = 8.0
+
+
+def default_home(env: dict[str, str]) -> Path:
+    if env.get("CONTEXT_KERNEL_HOME"):
+        return Path(env["CONTEXT_KERNEL_HOME"]).expanduser()
+    data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "context-kernel"
+
+
+def project_dir(arg: str | None, env: dict[str, str]) -> Path:
+    if arg:
+        return Path(arg).expanduser().resolve()
+    for var in PROJECT_VARS[:-1]:
+        if env.get(var) and Path(env[var]).is_dir():
+            return Path(env[var]).resolve()
+    return Path.cwd().resolve()
+
+
+def _env_int(env: dict[str, str], name: str, default: int) -> int:
+    try:
+        return int(env.get(name, default))
+    except ValueError:
+        raise SystemExit(f"{name} must be an integer, got {env[name]!r}") from None
+
+
+def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
+    return Settings(
+        home=default_home(env),
+        project_dir=project_dir(getattr(args, "project", None), env),
+        return_budget=_env_int(env, "CONTEXT_KERNEL_RETURN_BUDGET", DEFAULT_RETURN_BUDGET),
+        hard_output_cap=_env_int(env, "CONTEXT_KERNEL_OUTPUT_CAP", DEFAULT_HARD_CAP),
+        default_timeout_ms=_env_int(env, "CONTEXT_KERNEL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
+        max_timeout_ms=_env_int(env, "CONTEXT_KERNEL_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS),
+        kernel_idle_cull_s=float(_env_int(env, "CONTEXT_KERNEL_IDLE_CULL_S", 1800)),
+        max_kernels=getattr(args, "max_kernels", None) or _env_int(env, "CONTEXT_KERNEL_MAX_KERNELS", 16),
+        base_env=dict(env),
+    )
+
+
+def _die_with_parent() -> None:
+    """If whoever started us dies without closing our stdin, SIGTERM us (Linux)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _hard_exit_later(seconds: float) -> None:
+    # Shutdown is bounded: if a kernel or the SDK hangs on the way out, leave anyway.
+    timer = threading.Timer(seconds, lambda: os._exit(0))
+    timer.daemon = True
+    timer.start()
+
+
+async def _serve(settings: Settings, transport: str, host: str, port: int) -> None:
+    import anyio
+
+    from .tools.server import create_server
+
+    server = create_server(settings, transport=transport)
+    if transport == "http":
+        await server.run_streamable_http_async(host=host, port=port)
+        return
+    async with anyio.create_task_group() as tg:
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+                async for _ in signals:
+                    _hard_exit_later(EXIT_GRACE_S)
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(on_signal)
+        await server.run_stdio_async()  # returns when the client closes stdin
+        tg.cancel_scope.cancel()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import anyio
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
+    settings = build_settings(args, dict(os.environ))
+    settings.home.mkdir(parents=True, exist_ok=True)
+    _die_with_parent()
+    anyio.run(_serve, settings, args.transport, args.host, args.port)
+    _hard_exit_later(EXIT_GRACE_S)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_doctor
+
+    settings = build_settings(args, dict(os.environ))
+    return run_doctor(settings, start=not args.no_start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the MCP server (stdio by default)")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--project", help="project directory (default: the client's project variable, else cwd)")
+    serve.add_argument("--max-kernels", type=int, default=None)
+    serve.set_defaults(func=cmd_serve)
+    doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts")
+    doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
+    doctor.add_argument("--project", default=None)
+    doctor.set_defaults(func=cmd_doctor)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Running a cell: the service behind ctx_execute, output collection, trimming and file access."""

@@ -1,0 +1,72 @@
+"""What the agent reads after a cell: stdout (+ last value), and on failure stderr and a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..kernels.languages import Language
+from .collector import OutputCollector
+from .runner import CellOutcome
+from .text import compact_traceback, strip_ansi
+
+
+@dataclass(frozen=True)
+class ShapedReply:
+    text: str
+    is_error: bool
+    kind: str
+    """full | trimmed — whether the agent saw all of the output."""
+
+
+def shape_reply(
+    collector: OutputCollector,
+    outcome: CellOutcome,
+    *,
+    exec_id: int,
+    language: Language | None,
+    notes: list[str],
+) -> ShapedReply:
+    marker = f"; the full output is recorded as execution #{exec_id}"
+    stdout = strip_ansi(collector.stdout.render(marker))
+    trimmed = collector.stdout.trimmed or collector.stderr.trimmed
+    parts: list[str] = [stdout.rstrip("\n")] if stdout.strip() else []
+    is_error = outcome.status not in ("ok", "running")
+
+    # A shell command that exits 1 after printing something is an answer (grep found nothing
+    # more, diff found differences), not a failure.
+    soft = (
+        language is not None and language.name == "shell" and outcome.status == "error"
+        and outcome.error_name == "ExitCode" and outcome.error_value == "1" and bool(stdout.strip())
+    )
+    if soft:
+        is_error = False
+        parts.append("[exit code 1]")
+
+    if is_error:
+        err_text = collector.stderr_text.strip()
+        if err_text:
+            parts.append("--- stderr ---\n" + err_text)
+        if outcome.status == "timeout":
+            pass  # the KeyboardInterrupt traceback of our own interrupt says nothing new
+        elif collector.error and collector.error.get("traceback"):
+            parts.append(compact_traceback(collector.error["traceback"]))
+        elif outcome.error_name and outcome.error_name not in ("Timeout",):
+            parts.append(f"{outcome.error_name}: {outcome.error_value or ''}".rstrip(": "))
+    elif collector.stderr.total_bytes:
+        parts.append(f"[stderr: {collector.stderr.total_bytes} bytes, not shown; recorded with execution #{exec_id}]")
+
+    if outcome.status == "timeout":
+        parts.append(f"[{'; '.join(notes) or 'timed out'}: {outcome.error_value}]")
+        notes = []
+    elif outcome.status == "died":
+        parts.append(f"[{outcome.error_value}; its variables are lost and the next call starts a new kernel]")
+    elif outcome.status == "running":
+        parts.append(f"[still running in the background as execution #{exec_id}; its further output is recorded]")
+    if collector.capped:
+        parts.append(f"[output passed the {collector.hard_cap // (1024 * 1024)} MB cap: the cell was interrupted and "
+                     f"{collector.dropped_after_cap} later bytes were dropped]")
+    if notes:
+        parts.append("[" + "; ".join(notes) + "]")
+    if not parts:
+        parts.append("(no output)")
+    return ShapedReply("\n".join(parts), is_error, "trimmed" if trimmed else "full")

@@ -1,0 +1,35 @@
+"""The plain values that cross between the MCP layer and the execution service (no heavy imports)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExecuteRequest:
+    code: str
+    language: str | None = None
+    kernel: str | None = None
+    timeout_ms: int | None = None
+    intent: str | None = None
+    background: bool = False
+    fresh: bool = False
+    path: str | None = None
+    tool: str = "ctx_execute"
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    id: str
+    client: str | None = None
+    transport: str = "stdio"
+
+
+@dataclass(frozen=True)
+class ExecuteReply:
+    text: str
+    is_error: bool
+    status: str
+    execution_id: int | None = None
+    bytes_produced: int = 0
+    bytes_returned: int = 0

@@ -1,0 +1,149 @@
+"""Drives one cell on one kernel: send, collect until idle, and handle timeout, cap and death.
+
+A Jupyter interrupt keeps the kernel's state, so on timeout we interrupt first and restart only
+when the interrupt does not bring the kernel back — and the outcome says which happened.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from ..kernels.backend import JupyterKernel
+from .collector import OutputCollector
+
+# How long to wait for a kernel to come back after SIGINT before restarting it.
+INTERRUPT_GRACE_S = 5.0
+# How often a silent wait checks that the kernel process is still alive.
+LIVENESS_SLICE_S = 0.5
+
+Flush = Callable[[int, list[dict[str, Any]]], Awaitable[None]]
+Progress = Callable[[float], Awaitable[None]]
+
+
+@dataclass
+class CellOutcome:
+    status: str
+    """ok | error | timeout | died | running"""
+    error_name: str | None = None
+    error_value: str | None = None
+    execution_count: int | None = None
+    interrupted: bool = False
+    restarted: bool = False
+    exit_code: int | None = None
+    note: str = ""
+
+
+class CellRun:
+    """One cell in flight. `wait` may be called again after it returns unfinished (background)."""
+
+    def __init__(
+        self,
+        kernel: JupyterKernel,
+        collector: OutputCollector,
+        flush: Flush,
+        progress: Progress | None = None,
+        progress_interval: float = 5.0,
+    ) -> None:
+        self.kernel = kernel
+        self.collector = collector
+        self._flush = flush
+        self._progress = progress
+        self._progress_interval = progress_interval
+        self._msg_id = ""
+        self._started = 0.0
+        self._last_progress = 0.0
+        self.finished = False
+        self.died = False
+        self._cap_interrupted = False
+
+    def send(self, code: str, metadata: dict[str, Any] | None = None) -> None:
+        self._started = self._last_progress = time.monotonic()
+        self._msg_id = self.kernel.execute(code, metadata)
+
+    async def wait(self, deadline: float) -> bool:
+        """Collect outputs until idle (True) or until `deadline` (monotonic seconds, False)."""
+        while not self.finished:
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            msg = await self.kernel.next_iopub(min(deadline - now, LIVENESS_SLICE_S))
+            await self._tick()
+            if msg is None:
+                if not await self.kernel.is_alive():
+                    self.died = True
+                    self.finished = True
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != self._msg_id:
+                continue  # output of an earlier, abandoned cell
+            msg_type = msg["header"]["msg_type"]
+            if msg_type == "status" and msg["content"].get("execution_state") == "idle":
+                self.finished = True
+                break
+            self.collector.feed(msg)
+            if self.collector.should_flush:
+                await self.flush()
+            if self.collector.capped and not self._cap_interrupted:
+                self._cap_interrupted = True
+                await self.kernel.interrupt()
+        await self.flush()
+        return True
+
+    async def _tick(self) -> None:
+        now = time.monotonic()
+        if self._progress is not None and now - self._last_progress >= self._progress_interval:
+            self._last_progress = now
+            await self._progress(now - self._started)
+
+    async def flush(self) -> None:
+        first, batch = self.collector.take_pending()
+        if batch:
+            await self._flush(first, batch)
+
+    async def outcome(self) -> CellOutcome:
+        """After `wait` returned True: status, error and execution count from the execute_reply."""
+        if self.died:
+            code = await self.kernel.exit_code()
+            return CellOutcome(
+                status="died", error_name="KernelDied", exit_code=code,
+                error_value=f"the kernel process exited (exit code {code}) while the cell ran",
+            )
+        reply = await self.kernel.shell_reply(self._msg_id, timeout=2.0)
+        content = reply["content"] if reply else {}
+        err = self.collector.error or {}
+        status = "error" if content.get("status") == "error" or err else "ok"
+        if self._cap_interrupted:
+            return CellOutcome(status="error", error_name="OutputCapExceeded", interrupted=True,
+                               error_value=f"output passed the {self.collector.hard_cap} byte cap",
+                               execution_count=content.get("execution_count"))
+        return CellOutcome(
+            status=status,
+            error_name=content.get("ename") or err.get("ename"),
+            error_value=content.get("evalue") or err.get("evalue"),
+            execution_count=content.get("execution_count"),
+        )
+
+    async def stop_after_timeout(self, restart_timeout: float) -> CellOutcome:
+        """Interrupt; if the kernel does not go idle within the grace time, restart it (state lost)."""
+        await self.kernel.interrupt()
+        back = await self.wait(time.monotonic() + INTERRUPT_GRACE_S)
+        if back and not self.died:
+            outcome = await self.outcome()
+            return CellOutcome(
+                status="timeout", interrupted=True, execution_count=outcome.execution_count,
+                error_name="Timeout", error_value="the cell was interrupted; the kernel kept its state",
+            )
+        if self.died:
+            return CellOutcome(status="died", error_name="KernelDied",
+                               error_value="the kernel died while being interrupted; it will be replaced")
+        with anyio.CancelScope(shield=True):
+            await self.kernel.restart(restart_timeout)
+        self.finished = True
+        return CellOutcome(
+            status="timeout", interrupted=True, restarted=True, error_name="Timeout",
+            error_value="the interrupt did not stop the cell, so the kernel was restarted: its state is lost",
+        )

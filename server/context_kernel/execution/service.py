@@ -1,0 +1,223 @@
+"""The execution service behind ctx_execute and ctx_execute_file.
+
+Order of work for one call: validate → record `pending` → get a kernel → run the cell →
+shape the reply → complete the record. Every path, refused ones included, ends in the record.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ContextKernelError, InvalidRequest, KernelError
+from ..kernels.backend import JupyterKernel
+from ..kernels.languages import Language, language_for_kernel, resolve_language
+from ..kernels.pool import KernelPool
+from ..store.db import Database
+from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
+from .collector import OutputCollector
+from .files import file_hash, preamble, resolve_in_project
+from .reply import shape_reply
+from .requests import ExecuteReply, ExecuteRequest, SessionRef
+from .runner import CellOutcome, CellRun, Progress
+
+Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+
+
+@dataclass(frozen=True)
+class ExecutionLimits:
+    return_budget: int
+    hard_output_cap: int
+    default_timeout_ms: int
+    max_timeout_ms: int
+    progress_interval_s: float = 5.0
+    restart_timeout_s: float = 60.0
+
+
+class ExecutionService:
+    def __init__(
+        self,
+        *,
+        db: Database,
+        executions: ExecutionRepository,
+        pool: KernelPool,
+        project_dir: Path,
+        limits: ExecutionLimits,
+        spawn: Spawn,
+    ) -> None:
+        self._db = db
+        self._executions = executions
+        self._pool = pool
+        self._project_dir = project_dir
+        self._limits = limits
+        self._spawn = spawn
+        self._known_sessions: set[str] = set()
+
+    async def execute(self, req: ExecuteRequest, session: SessionRef, progress: Progress | None = None) -> ExecuteReply:
+        await self._touch(session)
+        file_path: Path | None = None
+        digest: str | None = None
+        try:
+            language, kernel_name = self._resolve(req)
+            timeout_ms, clamp_note = self._timeout(req.timeout_ms)
+            if req.path is not None:
+                file_path = resolve_in_project(self._project_dir, req.path)
+                digest = await self._db.run(file_hash, file_path)
+        except ContextKernelError as exc:
+            return await self._refuse(req, session, exc)
+        exec_id = await self._db.run(self._executions.start, ExecutionStart(
+            session_id=session.id, tool=req.tool, code=req.code, language=language.name if language else req.language,
+            kernel_name=kernel_name, fresh=req.fresh, background=req.background, intent=req.intent,
+            file_path=str(file_path) if file_path else None, file_hash=digest, timeout_ms=timeout_ms,
+        ))
+        collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
+        deadline = time.monotonic() + timeout_ms / 1000
+
+        async def flush(first: int, batch: list[dict]) -> None:  # type: ignore[type-arg]
+            await self._db.run(self._executions.add_outputs, exec_id, first, batch)
+
+        stack = AsyncExitStack()
+        try:
+            kernel = await self._kernel(stack, req, session, kernel_name)
+            if file_path is not None:
+                await self._define_file_vars(kernel, language, file_path, deadline)
+            run = CellRun(kernel, collector, flush, progress, self._limits.progress_interval_s)
+            metadata = {"context_kernel": {"file_path": str(file_path)}} if file_path else None
+            run.send(req.code, metadata)
+            if await run.wait(deadline):
+                outcome = await run.outcome()
+            elif req.background:
+                return await self._go_background(run, stack, exec_id, req, language, clamp_note)
+            else:
+                outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
+                outcome.note = f"timed out after {timeout_ms / 1000:g} s"
+            if outcome.status == "died" and not req.fresh:
+                await self._pool.discard(session.id, kernel_name)
+        except KernelError as exc:
+            await stack.aclose()
+            reply_text = str(exc)
+            await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+                status="error", error_name=type(exc).__name__, error_value=exc.message,
+                returned_text=reply_text, returned_kind="full", bytes_returned=len(reply_text.encode()),
+            ))
+            return ExecuteReply(reply_text, True, "error", exec_id)
+        except BaseException:
+            await stack.aclose()
+            # Cancelled (client went away) or a bug: the record must not stay `pending` forever.
+            with _shielded():
+                await self._db.run(self._executions.finish, exec_id, ExecutionEnd(status="interrupted"))
+            raise
+        await stack.aclose()
+        return await self._complete(exec_id, req, language, collector, outcome, clamp_note, kernel)
+
+    def _resolve(self, req: ExecuteRequest) -> tuple[Language | None, str]:
+        if req.kernel:
+            return language_for_kernel(req.kernel) or (resolve_language(req.language) if req.language else None), req.kernel
+        if not req.language:
+            raise InvalidRequest("language is required", hint="pass language (e.g. python, shell, r) or kernel")
+        lang = resolve_language(req.language)
+        return lang, lang.kernel_name
+
+    def _timeout(self, timeout_ms: int | None) -> tuple[int, str]:
+        if timeout_ms is None:
+            return self._limits.default_timeout_ms, ""
+        if timeout_ms <= 0:
+            raise InvalidRequest(f"timeout must be a positive number of milliseconds, not {timeout_ms}",
+                                 hint=f"omit it for the default of {self._limits.default_timeout_ms} ms")
+        if timeout_ms > self._limits.max_timeout_ms:
+            return self._limits.max_timeout_ms, f"timeout clamped to the maximum of {self._limits.max_timeout_ms} ms"
+        return timeout_ms, ""
+
+    async def _kernel(self, stack: AsyncExitStack, req: ExecuteRequest, session: SessionRef, name: str) -> JupyterKernel:
+        if req.fresh or req.background:
+            return await stack.enter_async_context(self._pool.throwaway(name, keep=req.background))
+        return await stack.enter_async_context(self._pool.lease(session.id, name))
+
+    async def _define_file_vars(self, kernel: JupyterKernel, language: Language | None, path: Path,
+                                deadline: float) -> None:
+        code = preamble(language.name, str(path)) if language else None
+        if code is None:
+            return  # the kernel defines them from the cell metadata
+        scratch = OutputCollector(4096, 1 << 20)
+
+        async def discard(_first: int, _batch: list[dict]) -> None:  # type: ignore[type-arg]
+            return None
+
+        run = CellRun(kernel, scratch, discard)
+        run.send(code)
+        if not await run.wait(deadline) or (await run.outcome()).status != "ok":
+            detail = scratch.error.get("evalue", "") if scratch.error else scratch.stderr_text
+            raise InvalidRequest(f"could not load {path} into the kernel: {detail}".strip(),
+                                 hint="check that the file is readable text")
+
+    async def _go_background(self, run: CellRun, stack: AsyncExitStack, exec_id: int, req: ExecuteRequest,
+                             language: Language | None, clamp_note: str) -> ExecuteReply:
+        reply = shape_reply(run.collector, CellOutcome(status="running"), exec_id=exec_id, language=language,
+                            notes=[n for n in [clamp_note] if n])
+        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+            status="running", kernel_instance=run.kernel.instance_id, bytes_produced=run.collector.bytes_produced,
+            bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
+        ))
+        limit = self._limits.max_timeout_ms / 1000
+
+        async def finish_later() -> None:
+            try:
+                if await run.wait(time.monotonic() + limit):
+                    outcome = await run.outcome()
+                else:
+                    outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
+                await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+                    status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
+                    execution_count=outcome.execution_count, bytes_produced=run.collector.bytes_produced,
+                    bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
+                    note="background cell; the reply was sent before it finished",
+                ))
+            finally:
+                await self._pool.release_extra(run.kernel)
+                await stack.aclose()
+
+        self._spawn(finish_later)
+        return ExecuteReply(reply.text, False, "running", exec_id, run.collector.bytes_produced,
+                            len(reply.text.encode()))
+
+    async def _complete(self, exec_id: int, req: ExecuteRequest, language: Language | None,
+                        collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
+                        kernel: JupyterKernel) -> ExecuteReply:
+        notes = [n for n in [clamp_note, outcome.note] if n]
+        reply = shape_reply(collector, outcome, exec_id=exec_id, language=language, notes=notes)
+        returned = len(reply.text.encode())
+        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+            status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
+            execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
+            bytes_produced=collector.bytes_produced, bytes_returned=returned, returned_text=reply.text,
+            returned_kind=reply.kind, note="; ".join(notes) or None,
+        ))
+        return ExecuteReply(reply.text, reply.is_error, outcome.status, exec_id, collector.bytes_produced, returned)
+
+    async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> ExecuteReply:
+        text = str(exc)
+        exec_id = await self._db.run(self._executions.start, ExecutionStart(
+            session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=req.kernel,
+            intent=req.intent, file_path=req.path,
+        ))
+        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+            status="refused", error_name=type(exc).__name__, error_value=exc.message, returned_text=text,
+            returned_kind="refused", bytes_returned=len(text.encode()), note=text,
+        ))
+        return ExecuteReply(text, True, "refused", exec_id)
+
+    async def _touch(self, session: SessionRef) -> None:
+        if session.id in self._known_sessions:
+            return
+        await self._db.run(self._executions.touch_session, session.id, client=session.client,
+                           transport=session.transport, project_dir=str(self._project_dir))
+        self._known_sessions.add(session.id)
+
+
+def _shielded():  # type: ignore[no-untyped-def]
+    import anyio
+
+    return anyio.CancelScope(shield=True)

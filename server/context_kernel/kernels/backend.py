@@ -1,0 +1,207 @@
+"""One live Jupyter kernel: start, execute, interrupt, restart, shutdown.
+
+Built on jupyter_client's AsyncKernelManager over the `ipc` transport (TCP makes ipykernel warn
+and costs a port per channel). The pool owns instances of this class; the execution runner is
+the only caller of `execute`/`next_output`.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import tempfile
+import uuid
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
+
+from ..errors import KernelStartFailed, KernelUnavailable
+from .languages import language_for_kernel
+from .provisioner import GuardedProvisioner
+
+
+class _GuardedKernelManager(AsyncKernelManager):  # type: ignore[misc]
+    """AsyncKernelManager that always launches through GuardedProvisioner."""
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> Any:
+        if self.provisioner is None:
+            self.kernel_id = self.kernel_id or str(uuid.uuid4())
+            self.provisioner = GuardedProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self)
+        return await super()._async_pre_start_kernel(**kw)
+
+
+class JupyterKernel:
+    """A kernel process plus its client. Not safe for concurrent executes: the pool serialises them."""
+
+    def __init__(
+        self,
+        kernel_name: str,
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        runtime_dir: Path,
+        log_dir: Path,
+        spec_manager: KernelSpecManager | None = None,
+    ) -> None:
+        self.kernel_name = kernel_name
+        self.instance_id = uuid.uuid4().hex[:12]
+        self._cwd = cwd
+        self._env = env
+        self._runtime_dir = runtime_dir
+        self._log_path = log_dir / f"kernel-{kernel_name}-{self.instance_id}.log"
+        self._spec_manager = spec_manager or KernelSpecManager()
+        self._km: AsyncKernelManager | None = None
+        self._kc: Any = None
+        self._log: IO[bytes] | None = None
+        self.language_name: str = kernel_name
+
+    @property
+    def pid(self) -> int | None:
+        prov = self._km.provisioner if self._km else None
+        return getattr(prov, "pid", None)
+
+    async def start(self, timeout: float) -> None:
+        """Pool calls this on first use of a (session, kernel) pair; waits until the kernel answers."""
+        try:
+            spec = self._spec_manager.get_kernel_spec(self.kernel_name)
+        except NoSuchKernel as exc:
+            lang = language_for_kernel(self.kernel_name)
+            raise KernelUnavailable(
+                f"no Jupyter kernel named {self.kernel_name!r} is installed",
+                language=lang.name if lang else self.kernel_name,
+                install=(lang.install if lang else "install the kernel, then check: context-kernel doctor"),
+            ) from exc
+        self.language_name = spec.language or self.kernel_name
+        self._runtime_dir.mkdir(parents=True, exist_ok=True)
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        # The kernel's own stdout/stderr go to a log file: in stdio mode our stdout is the MCP wire,
+        # and ipykernel echoes fd-level writes to its inherited stdout.
+        self._log = open(self._log_path, "ab")  # noqa: SIM115 - closed in shutdown()
+        km = _GuardedKernelManager(
+            kernel_name=self.kernel_name,
+            kernel_spec_manager=self._spec_manager,
+            transport="ipc",
+            connection_file=str(self._runtime_dir / f"kernel-{self.instance_id}.json"),
+        )
+        km.ip = str(self._socket_prefix())
+        km.shutdown_wait_time = 3.0
+        self._km = km
+        try:
+            with anyio.fail_after(timeout):
+                await km.start_kernel(
+                    env=self._env, cwd=str(self._cwd), stdout=self._log, stderr=self._log, stdin=None
+                )
+                kc = km.client()
+                kc.start_channels()
+                self._kc = kc
+                await kc.wait_for_ready(timeout=timeout)
+        except (TimeoutError, RuntimeError, OSError) as exc:
+            tail = self.log_tail()
+            await self.shutdown(now=True)
+            raise KernelStartFailed(
+                f"kernel {self.kernel_name!r} did not start: {exc or type(exc).__name__}"
+                + (f"\nkernel log:\n{tail}" if tail else ""),
+                kernel_name=self.kernel_name,
+                log_tail=tail,
+            ) from exc
+
+    def _socket_prefix(self) -> Path:
+        # Unix socket paths are limited to ~107 bytes; a deep CONTEXT_KERNEL_HOME would overflow.
+        prefix = self._runtime_dir / f"k-{self.instance_id}"
+        if len(str(prefix)) > 80:
+            short = Path(tempfile.gettempdir()) / f"ck-{os.getuid()}"
+            short.mkdir(mode=0o700, exist_ok=True)
+            prefix = short / f"k-{self.instance_id}"
+        return prefix
+
+    def log_tail(self, limit: int = 2000) -> str:
+        try:
+            data = self._log_path.read_bytes()[-limit:]
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace").strip()
+
+    def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
+        """Runner calls this to send one cell; returns the msg_id that tags its outputs."""
+        content = {
+            "code": code, "silent": False, "store_history": True,
+            "user_expressions": {}, "allow_stdin": False, "stop_on_error": False,
+        }
+        msg = self._kc.session.msg("execute_request", content, metadata=metadata or {})
+        self._kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
+
+    async def next_iopub(self, timeout: float) -> dict[str, Any] | None:
+        """Runner calls this to read the next IOPub message (any parent); None after `timeout` seconds."""
+        try:
+            return await self._kc.get_iopub_msg(timeout=timeout)  # type: ignore[no-any-return]
+        except queue.Empty:
+            return None
+
+    async def shell_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        """Runner calls this after `idle` to read the execute_reply of `msg_id` (status, counts)."""
+        with anyio.move_on_after(timeout):
+            while True:
+                try:
+                    msg = await self._kc.get_shell_msg(timeout=timeout)
+                except queue.Empty:
+                    return None
+                if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                    return msg  # type: ignore[no-any-return]
+        return None
+
+    async def is_alive(self) -> bool:
+        return bool(self._km is not None and await self._km.is_alive())
+
+    async def exit_code(self) -> int | None:
+        prov = self._km.provisioner if self._km else None
+        return await prov.poll() if prov is not None else None
+
+    async def interrupt(self) -> None:
+        """Runner calls this on timeout or output cap: SIGINT (or the kernel's interrupt message)."""
+        if self._km is not None:
+            await self._km.interrupt_kernel()
+
+    async def restart(self, timeout: float) -> None:
+        """Runner calls this when an interrupt did not bring the kernel back: state is lost."""
+        assert self._km is not None
+        with anyio.fail_after(timeout):
+            await self._km.restart_kernel(now=True)
+            await self._kc.wait_for_ready(timeout=timeout)
+        self.drain()
+
+    def drain(self) -> None:
+        """Drop queued messages left by an interrupted or restarted cell."""
+        for channel in (self._kc.iopub_channel, self._kc.shell_channel):
+            while channel.msg_ready():
+                channel.get_msg(timeout=0)
+
+    async def shutdown(self, now: bool = False) -> None:
+        """Pool calls this on cull, discard and server exit. Never raises."""
+        if self._kc is not None:
+            try:
+                self._kc.stop_channels()
+            except Exception:  # noqa: BLE001 - shutdown must always finish
+                pass
+            self._kc = None
+        if self._km is not None:
+            try:
+                with anyio.fail_after(10):
+                    await self._km.shutdown_kernel(now=now)
+            except Exception:  # noqa: BLE001
+                try:
+                    await self._km.provisioner.kill()  # type: ignore[union-attr]
+                except Exception:  # noqa: BLE001
+                    pass
+            self._km = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        for leftover in self._socket_prefix().parent.glob(f"k-{self.instance_id}*"):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass

@@ -1,0 +1,138 @@
+"""The kernel pool: one warm kernel per (client session, kernel name), started on first use.
+
+Kernels are kept between calls so variables, imports and loaded data persist; idle ones are
+culled after a configurable time and the least recently used idle one is evicted when the
+configured maximum is reached.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+
+from ..errors import PoolExhausted
+from .backend import JupyterKernel
+
+KernelFactory = Callable[[str], JupyterKernel]
+
+
+@dataclass
+class _Slot:
+    kernel: JupyterKernel
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+    busy: bool = False
+
+
+class KernelPool:
+    def __init__(
+        self,
+        factory: KernelFactory,
+        *,
+        max_kernels: int,
+        idle_cull_s: float,
+        start_timeout_s: float,
+    ) -> None:
+        self._factory = factory
+        self._max = max_kernels
+        self._idle_cull_s = idle_cull_s
+        self._start_timeout = start_timeout_s
+        self._slots: dict[tuple[str, str], _Slot] = {}
+        self._extra: set[JupyterKernel] = set()  # fresh and background kernels, for shutdown_all
+        self._starting = anyio.Lock()
+
+    @asynccontextmanager
+    async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[JupyterKernel]:
+        """The warm kernel of this session for `kernel_name`, held exclusively for one cell."""
+        key = (session_id, kernel_name)
+        slot = await self._slot(key)
+        async with slot.lock:
+            slot.busy = True
+            try:
+                yield slot.kernel
+            finally:
+                slot.busy = False
+                slot.last_used = time.monotonic()
+
+    async def _slot(self, key: tuple[str, str]) -> _Slot:
+        # One lock for starts: two first calls of one session must not start two kernels.
+        async with self._starting:
+            slot = self._slots.get(key)
+            if slot is not None:
+                return slot
+            await self._make_room()
+            kernel = self._factory(key[1])
+            await kernel.start(self._start_timeout)
+            slot = self._slots[key] = _Slot(kernel)
+            return slot
+
+    @asynccontextmanager
+    async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[JupyterKernel]:
+        """A kernel for one cell (`fresh: true`), shut down afterwards unless `keep` (background)."""
+        kernel = self._factory(kernel_name)
+        self._extra.add(kernel)
+        await kernel.start(self._start_timeout)
+        try:
+            yield kernel
+        finally:
+            if not keep:
+                self._extra.discard(kernel)
+                with anyio.CancelScope(shield=True):
+                    await kernel.shutdown(now=True)
+
+    async def release_extra(self, kernel: JupyterKernel) -> None:
+        """Background runner calls this when its cell ended."""
+        self._extra.discard(kernel)
+        with anyio.CancelScope(shield=True):
+            await kernel.shutdown(now=True)
+
+    async def discard(self, session_id: str, kernel_name: str) -> None:
+        """Runner calls this after a kernel died; the next call starts a new one."""
+        slot = self._slots.pop((session_id, kernel_name), None)
+        if slot is not None:
+            with anyio.CancelScope(shield=True):
+                await slot.kernel.shutdown(now=True)
+
+    async def _make_room(self) -> None:
+        if len(self._slots) + len(self._extra) < self._max:
+            return
+        idle = [(s.last_used, k) for k, s in self._slots.items() if not s.busy and not s.lock.locked()]
+        if not idle:
+            raise PoolExhausted(
+                f"all {self._max} kernels are busy",
+                hint="wait for a running call to finish, or raise the maximum (--max-kernels)",
+            )
+        _, key = min(idle)
+        slot = self._slots.pop(key)
+        await slot.kernel.shutdown(now=True)
+
+    async def cull_idle(self) -> int:
+        """Server lifespan calls this periodically; shuts down kernels idle longer than the cull time."""
+        now = time.monotonic()
+        stale = [k for k, s in self._slots.items() if not s.busy and now - s.last_used > self._idle_cull_s]
+        for key in stale:
+            slot = self._slots.pop(key)
+            await slot.kernel.shutdown(now=True)
+        return len(stale)
+
+    def kernels(self) -> list[tuple[str, str, JupyterKernel]]:
+        """(session, kernel name, kernel) for every warm kernel; for tests and doctor."""
+        return [(s, k, slot.kernel) for (s, k), slot in self._slots.items()]
+
+    def all_pids(self) -> list[int]:
+        kernels = [slot.kernel for slot in self._slots.values()] + list(self._extra)
+        return [pid for k in kernels if (pid := k.pid) is not None]
+
+    async def shutdown_all(self) -> None:
+        """Server lifespan calls this on exit: every kernel goes, in parallel, bounded in time."""
+        kernels = [slot.kernel for slot in self._slots.values()] + list(self._extra)
+        self._slots.clear()
+        self._extra.clear()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(15):
+            async with anyio.create_task_group() as tg:
+                for kernel in kernels:
+                    tg.start_soon(kernel.shutdown, True)

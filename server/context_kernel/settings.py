@@ -1,0 +1,50 @@
+"""Settings: one frozen value built by the CLI from the environment; the core never reads os.environ."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Why 8 KB: about 2,000 tokens — enough for a table or a traceback, small enough that a few calls
+# per turn do not crowd out the agent's reasoning. Everything beyond it is recorded (and indexed),
+# never lost.
+DEFAULT_RETURN_BUDGET = 8 * 1024
+# The reference kills a child at 100 MB of output; we interrupt the cell at the same cap.
+DEFAULT_HARD_CAP = 100 * 1024 * 1024
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server needs to know, decided once at start-up."""
+
+    home: Path
+    """All state lives here: the SQLite database, kernel logs, connection files."""
+    project_dir: Path
+    """Working directory of every kernel; ctx_execute_file refuses paths outside it."""
+    return_budget: int = DEFAULT_RETURN_BUDGET
+    hard_output_cap: int = DEFAULT_HARD_CAP
+    default_timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_timeout_ms: int = MAX_TIMEOUT_MS
+    kernel_idle_cull_s: float = 1800.0
+    max_kernels: int = 16
+    progress_interval_s: float = 5.0
+    kernel_start_timeout_s: float = 60.0
+    extra_kernel_env: dict[str, str] = field(default_factory=dict)
+    """Variables added to every kernel's environment (after scrubbing)."""
+    base_env: dict[str, str] | None = None
+    """The environment kernels inherit, before scrubbing; None means the server's own."""
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "context-kernel.sqlite3"
+
+    @property
+    def runtime_dir(self) -> Path:
+        """Kernel connection files (ipc sockets live next to them)."""
+        return self.home / "runtime"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "logs"

@@ -1,0 +1,174 @@
+"""The execution record: sessions, executions and their nbformat outputs.
+
+Notebook export and statistics read this record, so it keeps everything a reader needs:
+the code, every output as an nbformat output, status, timings, bytes produced and returned,
+and exactly what the agent was shown.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, text
+
+
+@dataclass(frozen=True)
+class ExecutionStart:
+    session_id: str
+    tool: str
+    code: str
+    language: str | None = None
+    kernel_name: str | None = None
+    fresh: bool = False
+    background: bool = False
+    intent: str | None = None
+    file_path: str | None = None
+    file_hash: str | None = None
+    timeout_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class ExecutionEnd:
+    status: str
+    """ok | error | timeout | interrupted | died | refused | running (background still going)."""
+    error_name: str | None = None
+    error_value: str | None = None
+    execution_count: int | None = None
+    kernel_instance: str | None = None
+    bytes_produced: int = 0
+    bytes_returned: int = 0
+    returned_text: str | None = None
+    returned_kind: str | None = None
+    """full | trimmed | refused — how the reply relates to the full output."""
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ExecutionRow:
+    id: int
+    session_id: str
+    tool: str
+    language: str | None
+    kernel_name: str | None
+    code: str
+    status: str
+    started_at: float
+    ended_at: float | None
+    duration_ms: float | None
+    bytes_produced: int
+    bytes_returned: int
+    returned_text: str | None
+    returned_kind: str | None
+    error_name: str | None
+    error_value: str | None
+    execution_count: int | None
+    intent: str | None
+    file_path: str | None
+    file_hash: str | None
+    fresh: bool
+    background: bool
+    kernel_instance: str | None
+    timeout_ms: int | None
+    note: str | None
+
+
+class ExecutionRepository:
+    """Synchronous repository; call its methods through `Database.run` from async code."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def touch_session(self, session_id: str, *, client: str | None, transport: str, project_dir: str) -> None:
+        now = time.time()
+        with self._engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO sessions (id, client, transport, project_dir, started_at, last_seen_at) "
+                    "VALUES (:id, :client, :transport, :project, :now, :now) "
+                    "ON CONFLICT(id) DO UPDATE SET last_seen_at = :now, client = coalesce(:client, client)"
+                ),
+                {"id": session_id, "client": client, "transport": transport, "project": project_dir, "now": now},
+            )
+
+    def start(self, start: ExecutionStart) -> int:
+        with self._engine.begin() as conn:
+            result = conn.execute(
+                text(
+                    "INSERT INTO executions (session_id, tool, language, kernel_name, fresh, background, code, "
+                    "intent, file_path, file_hash, timeout_ms, status, started_at) VALUES (:session_id, :tool, "
+                    ":language, :kernel_name, :fresh, :background, :code, :intent, :file_path, :file_hash, "
+                    ":timeout_ms, 'pending', :now)"
+                ),
+                {**start.__dict__, "now": time.time()},
+            )
+            return int(result.lastrowid)  # type: ignore[arg-type]
+
+    def add_outputs(self, execution_id: int, first_seq: int, outputs: list[dict[str, Any]]) -> None:
+        """Append nbformat outputs; `first_seq` numbers them so order survives batching."""
+        if not outputs:
+            return
+        rows = []
+        for offset, out in enumerate(outputs):
+            data = json.dumps(out, ensure_ascii=False)
+            rows.append({
+                "eid": execution_id, "seq": first_seq + offset, "type": out["output_type"],
+                "name": out.get("name"), "size": len(data), "data": data,
+            })
+        with self._engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO outputs (execution_id, seq, output_type, name, size, data) "
+                    "VALUES (:eid, :seq, :type, :name, :size, :data)"
+                ),
+                rows,
+            )
+
+    def finish(self, execution_id: int, end: ExecutionEnd) -> None:
+        now = time.time()
+        with self._engine.begin() as conn:
+            conn.execute(
+                text(
+                    "UPDATE executions SET status = :status, error_name = :error_name, error_value = :error_value, "
+                    "execution_count = :execution_count, kernel_instance = coalesce(:kernel_instance, kernel_instance), "
+                    "bytes_produced = :bytes_produced, bytes_returned = :bytes_returned, "
+                    "returned_text = :returned_text, returned_kind = :returned_kind, note = :note, "
+                    "ended_at = :now, duration_ms = (:now - started_at) * 1000.0 WHERE id = :id"
+                ),
+                {**end.__dict__, "now": now, "id": execution_id},
+            )
+
+    def get(self, execution_id: int) -> ExecutionRow | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(text("SELECT * FROM executions WHERE id = :id"), {"id": execution_id}).mappings().first()
+        return _row(row) if row else None
+
+    def for_session(self, session_id: str) -> list[ExecutionRow]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT * FROM executions WHERE session_id = :s ORDER BY id"), {"s": session_id}
+            ).mappings().all()
+        return [_row(r) for r in rows]
+
+    def outputs(self, execution_id: int) -> list[dict[str, Any]]:
+        return list(self.iter_outputs(execution_id))
+
+    def iter_outputs(self, execution_id: int) -> Iterator[dict[str, Any]]:
+        """Stream the recorded outputs in order without loading them all at once."""
+        with self._engine.connect() as conn:
+            result = conn.execution_options(yield_per=64).execute(
+                text("SELECT data FROM outputs WHERE execution_id = :id ORDER BY seq"), {"id": execution_id}
+            )
+            for (data,) in result:
+                yield json.loads(data)
+
+
+def _row(row: Any) -> ExecutionRow:
+    fields = ExecutionRow.__dataclass_fields__
+    values = {name: row[name] for name in fields}
+    values["fresh"] = bool(values["fresh"])
+    values["background"] = bool(values["background"])
+    return ExecutionRow(**values)

@@ -1,0 +1,1 @@
+"""The thin MCP layer: typed tool functions that call one core service and return MCP content."""

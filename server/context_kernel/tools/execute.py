@@ -1,0 +1,76 @@
+"""ctx_execute and ctx_execute_file: typed signatures (the schema) that call the execution service."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from ..execution.requests import ExecuteReply, ExecuteRequest
+from .context import holder_and_session, progress_reporter
+
+Language = Annotated[str, Field(description=(
+    "python, shell, r, javascript, typescript (warm, stateful kernels); ruby, go, rust, php, perl, elixir, "
+    "csharp (a fresh process per call, no state)"))]
+Timeout = Annotated[int | None, Field(description="Milliseconds; default 120000, clamped to the server maximum. "
+                                      "On timeout the cell is interrupted and the kernel keeps its state.")]
+Intent = Annotated[str | None, Field(description="What you are looking for in the output (recorded with the call).")]
+
+EXECUTE_DOC = (
+    "Run code in a warm Jupyter kernel next to the data; only what the code prints (and a last expression's "
+    "value) comes back. Variables, imports and loaded data persist between calls of the same language. Print "
+    "derived answers (counts, filtered rows, summaries), not raw data: long output is cut to head+tail and "
+    "recorded in full. Images are recorded, not returned."
+)
+EXECUTE_FILE_DOC = (
+    "Run code over one project file without reading it into the conversation: FILE_CONTENT (text), "
+    "FILE_CONTENT_PATH and file_path are defined before your code (file_content... in elixir and rust). Only what "
+    "you print comes back. Use Read instead when you need the exact text to edit it."
+)
+
+
+async def ctx_execute(
+    language: Language,
+    code: Annotated[str, Field(description="The code to run. Print what you need to see.")],
+    ctx: Context,
+    timeout: Timeout = None,
+    intent: Intent = None,
+    background: Annotated[bool, Field(description=(
+        "Return after the timeout with partial output and leave the cell running in its own kernel "
+        "(for servers and watchers); its later output is recorded."))] = False,
+    fresh: Annotated[bool, Field(description="Run in a throwaway kernel that shares no state.")] = False,
+    kernel: Annotated[str | None, Field(description="Any installed Jupyter kernelspec name (e.g. ir); "
+                                        "overrides language.")] = None,
+) -> CallToolResult:
+    holder, session = holder_and_session(ctx)
+    app = await holder.get()
+    reply = await app.execution.execute(
+        ExecuteRequest(code=code, language=language, kernel=kernel, timeout_ms=timeout, intent=intent,
+                       background=background, fresh=fresh, tool="ctx_execute"),
+        session, progress_reporter(ctx),
+    )
+    return to_result(reply)
+
+
+async def ctx_execute_file(
+    path: Annotated[str, Field(description="File path, relative to the project directory or absolute inside it.")],
+    language: Language,
+    code: Annotated[str, Field(description="Code that processes FILE_CONTENT and prints the answer.")],
+    ctx: Context,
+    timeout: Timeout = None,
+    intent: Intent = None,
+) -> CallToolResult:
+    holder, session = holder_and_session(ctx)
+    app = await holder.get()
+    reply = await app.execution.execute(
+        ExecuteRequest(code=code, language=language, timeout_ms=timeout, intent=intent, path=path,
+                       tool="ctx_execute_file"),
+        session, progress_reporter(ctx),
+    )
+    return to_result(reply)
+
+
+def to_result(reply: ExecuteReply) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=reply.text)], is_error=reply.is_error)

@@ -1,0 +1,34 @@
+"""create_server(settings): the MCP server with its tools; the same factory serves CLI and tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from mcp.server.mcpserver import MCPServer
+
+from .. import __version__
+from ..app import AppHolder
+from ..settings import Settings
+from . import execute
+from .context import ServerState
+from .sessions import SessionIds
+
+INSTRUCTIONS = (
+    "context-kernel runs your code in warm Jupyter kernels next to the data and returns only what it prints. "
+    "Think in code: filter, count and summarise inside ctx_execute / ctx_execute_file and print the answer."
+)
+
+
+def create_server(settings: Settings, *, transport: str = "stdio") -> MCPServer[ServerState]:
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
+        async with AppHolder(settings) as holder:
+            yield ServerState(holder, SessionIds(transport))
+
+    server: MCPServer[ServerState] = MCPServer(
+        "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
+    )
+    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC)
+    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC)
+    return server
