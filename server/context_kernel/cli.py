@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from .settings import DEFAULT_HARD_CAP, DEFAULT_RETURN_BUDGET, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, Settings
 
@@ -55,6 +56,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         max_timeout_ms=_env_int(env, "CONTEXT_KERNEL_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS),
         kernel_idle_cull_s=float(_env_int(env, "CONTEXT_KERNEL_IDLE_CULL_S", 1800)),
         max_kernels=getattr(args, "max_kernels", None) or _env_int(env, "CONTEXT_KERNEL_MAX_KERNELS", 16),
+        progress_interval_s=float(env.get("CONTEXT_KERNEL_PROGRESS_S", "5")),
         base_env=dict(env),
     )
 
@@ -79,7 +81,7 @@ async def _serve(settings: Settings, transport: str, host: str, port: int) -> No
 
     server = create_server(settings, transport=transport)
     if transport == "http":
-        await server.run_streamable_http_async(host=host, port=port)
+        await _serve_http(server, host, port)
         return
     async with anyio.create_task_group() as tg:
         async def on_signal() -> None:
@@ -91,6 +93,26 @@ async def _serve(settings: Settings, transport: str, host: str, port: int) -> No
 
         tg.start_soon(on_signal)
         await server.run_stdio_async()  # returns when the client closes stdin
+        tg.cancel_scope.cancel()
+
+
+async def _serve_http(server: Any, host: str, port: int) -> None:
+    import anyio
+    import uvicorn
+
+    config = uvicorn.Config(server.streamable_http_app(host=host), host=host, port=port, log_level="warning")
+    web = uvicorn.Server(config)
+
+    async def announce() -> None:
+        # One line on stderr once the socket is bound, so scripts (and tests) know where to connect.
+        while not web.started:
+            await anyio.sleep(0.02)
+        bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
+        print(f"context-kernel listening on http://{host}:{bound}/mcp", file=sys.stderr, flush=True)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await web.serve()
         tg.cancel_scope.cancel()
 
 

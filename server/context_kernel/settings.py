@@ -1,4 +1,4 @@
-"""Settings: one frozen value built by the CLI from the environment; the core never reads os.environ."""
+"""Settings: one frozen value built by the CLI from the environment; the core never reads the process environment."""
 
 from __future__ import annotations
 

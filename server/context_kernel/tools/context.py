@@ -25,10 +25,10 @@ def holder_and_session(ctx: Context) -> tuple[AppHolder, SessionRef]:
 
 
 def progress_reporter(ctx: Context) -> Callable[[float], Awaitable[None]] | None:
-    """MCP progress notifications while a cell runs, so long runs do not hit the client's timeout."""
-    meta = ctx.request_context.meta
-    if meta is None or getattr(meta, "progress_token", None) is None:
-        return None
+    """MCP progress notifications while a cell runs, so long runs do not hit the client's timeout.
+
+    The SDK makes this a no-op when the caller gave no progress token.
+    """
 
     async def report(elapsed: float) -> None:
         await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s")

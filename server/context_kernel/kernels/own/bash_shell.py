@@ -1,0 +1,320 @@
+"""The one persistent bash behind the ck-bash kernel, and how a cell runs in it.
+
+Bash runs interactive (``-i``) but fed from a pipe: only an interactive bash answers SIGINT
+by abandoning the whole command line and going back to reading input, which is what stops
+a cell promptly while keeping the shell (cwd, variables, functions, aliases) alive. Each
+cell is written to a file and sourced at top level (so ``declare``, heredocs and syntax
+errors stay inside the cell), with stdin from /dev/null and stdout/stderr redirected to
+two FIFOs the kernel reads. The end of a cell is reported on a third FIFO that cell output
+never reaches, so no output can be mistaken for it. Redirections are reopened for every
+cell, so a cell that closes or redirects its fds cannot break the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import glob
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PR_SET_PDEATHSIG = 1
+INTERRUPT_GRACE = 0.5  # s after SIGINT before every process of the cell gets SIGINT itself
+INTERRUPT_KILL = 2.0  # s after SIGINT before the shell is killed and replaced
+READ_SIZE = 65536
+_DIR_PREFIX = "ck-bash-"
+
+OutputSink = Callable[[str, bytes], None]  # (stream name, raw bytes)
+
+
+def _child_setup() -> None:
+    """preexec_fn: die with the kernel; undo the SIG_IGN for SIGINT ipykernel installs."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def descendants(pid: int) -> list[int]:
+    """All processes below pid, parents first (one scan of /proc; Linux only)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(b")", 1)[1].split()[1])  # the name in () may hold spaces
+        children.setdefault(ppid, []).append(int(name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def _signal_all(pids: list[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _remove_stale_dirs() -> None:
+    """Remove scratch dirs of ck-bash kernels that died without shutting down."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), _DIR_PREFIX + "*-*")):
+        pid = os.path.basename(path)[len(_DIR_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass
+class CellOutcome:
+    status: int  # exit status of the cell's last command (128+n when killed by signal n)
+    interrupted: bool = False
+    restarted: str = ""  # why the shell was replaced during this cell; "" if it was not
+
+
+class BashShell:
+    """One bash process and the FIFOs it talks through; replaced when it dies."""
+
+    def __init__(self, bash: str | None = None) -> None:
+        self._bash = bash or shutil.which("bash") or "/bin/bash"
+        _remove_stale_dirs()
+        self._dir = tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-")
+        paths = {n: os.path.join(self._dir, n) for n in ("out", "err", "status", "cell", "state")}
+        self._fds: dict[str, int] = {}
+        for name in ("out", "err", "status"):
+            os.mkfifo(paths[name], 0o600)
+            # O_RDWR: the kernel is a writer too, so the FIFO never reports EOF between cells
+            self._fds[name] = os.open(paths[name], os.O_RDWR | os.O_NONBLOCK)
+        self._cell_path, self._state_path = paths["cell"], paths["state"]
+        q = {n: shlex.quote(p) for n, p in paths.items()}
+        self._q_cell, self._q_status = q["cell"], q["status"]
+        self._redirects = f"</dev/null >{q['out']} 2>{q['err']}"
+        # cwd and exported variables, rewritten after each cell and when bash exits, so a
+        # replacement shell can start where the old one stopped
+        self._snapshot = (
+            "{ \\builtin export -p; \\builtin printf '\\builtin cd -- %q\\n' \"$PWD\"; }"
+            f" >|{q['state']} 2>/dev/null"
+        )
+        self._token = os.urandom(6).hex()
+        self._seq = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pidfd = -1
+        self._done: asyncio.Future[CellOutcome] | None = None
+        self._tag = b""
+        self._status_buf = b""
+        self._interrupted = False
+        self._kill_reason = ""
+        self._kill_cwd: str | None = None
+        self.version = ""
+
+    # -- process lifecycle -------------------------------------------------------------
+
+    def start(self, restore: bool = False) -> None:
+        """Spawn bash; with restore, resume the cwd and exported variables of the last one."""
+        restore = restore and os.path.exists(self._state_path)
+        self._proc = subprocess.Popen(
+            [self._bash, "--noprofile", "--norc", "--noediting", "-i"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,  # top-level noise only: prompts, job notices
+            stderr=subprocess.DEVNULL,
+            env={} if restore else None,  # the snapshot brings the exported variables back
+            preexec_fn=_child_setup,
+        )
+        try:
+            self._pidfd = os.pidfd_open(self._proc.pid)
+        except (AttributeError, OSError):
+            self._pidfd = -1  # no pidfd: death is noticed by polling (see run)
+        init = [
+            "PS1= PS2= PS3= PROMPT_COMMAND=; \\builtin unset MAILCHECK HISTFILE",
+            "\\builtin set +o history +H +m",
+            f"\\builtin trap {shlex.quote(self._snapshot)} EXIT",
+        ]
+        if restore:
+            init.append(f"\\builtin . {shlex.quote(self._state_path)} 2>/dev/null")
+            if self._kill_cwd:
+                init.append(f"\\builtin cd -- {shlex.quote(self._kill_cwd)} 2>/dev/null")
+        self._kill_cwd = None
+        self._send("\n".join(init) + "\n")
+
+    def _send(self, line: str) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            os.write(self._proc.stdin.fileno(), line.encode())
+        except OSError:
+            pass  # bash is gone; its pidfd (or the poll) reports that
+
+    def _reap(self) -> int:
+        """Wait for the dead bash, release its handles, return its Popen returncode."""
+        assert self._proc is not None
+        code = self._proc.wait()
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+        return code
+
+    def close(self) -> None:
+        """Kill bash and everything it started; remove the FIFOs. Called at kernel shutdown."""
+        if self._proc is not None and self._proc.poll() is None:
+            _signal_all([self._proc.pid, *descendants(self._proc.pid)], signal.SIGKILL)
+        if self._proc is not None:
+            self._reap()
+            self._proc = None
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds = {}
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    # -- running a cell ----------------------------------------------------------------
+
+    async def run(
+        self, code: str, on_output: OutputSink, file_path: str | None = None
+    ) -> CellOutcome:
+        """Run one cell to its end, feeding raw output to on_output as it arrives."""
+        assert self._proc is not None
+        loop = asyncio.get_running_loop()
+        if self._proc.poll() is not None:  # died between cells, e.g. a background `kill $$`
+            self._reap()
+            self.start(restore=True)
+            on_output("stderr", b"[ck-bash] the shell had exited; a new one was started\n")
+        self._seq += 1
+        self._tag = f"{self._token}:{self._seq}".encode()
+        self._interrupted = False
+        self._kill_reason = ""
+        with open(self._cell_path, "w", encoding="utf-8", errors="replace") as f:
+            f.write(code)
+        preamble = ""
+        if file_path:
+            p = shlex.quote(file_path)
+            preamble = (
+                f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; "
+                f"IFS= \\builtin read -r -d '' FILE_CONTENT 2>/dev/null <{p}; "
+            )
+        done = self._done = loop.create_future()
+        readers = {self._fds["out"]: "stdout", self._fds["err"]: "stderr"}
+        for fd, name in readers.items():
+            loop.add_reader(fd, self._pump, fd, name, on_output)
+        loop.add_reader(self._fds["status"], self._read_status)
+        poller = None
+        if self._pidfd >= 0:
+            loop.add_reader(self._pidfd, self._on_exit, on_output)
+        else:
+            poller = loop.call_later(0.1, self._poll_exit, on_output)
+        self._send(
+            f"{{ {preamble}\\. {self._q_cell}; }} {self._redirects}; __ck_s=$?; "
+            f"\\builtin set +e; {self._snapshot}; "
+            f"\\builtin printf '%s %s\\n' {self._tag.decode()} \"$__ck_s\" >{self._q_status}\n"
+        )
+        try:
+            return await done
+        finally:
+            for fd in (*readers, self._fds["status"]):
+                loop.remove_reader(fd)
+            if self._pidfd >= 0:
+                loop.remove_reader(self._pidfd)
+            if poller is not None:
+                poller.cancel()
+            for fd, name in readers.items():
+                self._pump(fd, name, on_output)  # whatever the cell wrote before it ended
+            self._done = None
+
+    def _pump(self, fd: int, name: str, on_output: OutputSink, limit: int = 1 << 20) -> None:
+        """Read what is there (bounded, so a background writer cannot hold the loop)."""
+        total = 0
+        while total < limit:
+            try:
+                data = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            total += len(data)
+            on_output(name, data)
+
+    def _read_status(self) -> None:
+        try:
+            self._status_buf += os.read(self._fds["status"], READ_SIZE)
+        except BlockingIOError:
+            return
+        *lines, self._status_buf = self._status_buf.split(b"\n")
+        for line in lines:  # stale lines of earlier cells (a late interrupt) are skipped
+            tag, _, code = line.partition(b" ")
+            if tag == self._tag and self._done is not None and not self._done.done():
+                status = int(code) if code.strip().isdigit() else 1
+                self._done.set_result(CellOutcome(status, interrupted=self._interrupted))
+
+    def _poll_exit(self, on_output: OutputSink) -> None:
+        loop = asyncio.get_running_loop()
+        if self._proc is not None and self._proc.poll() is not None:
+            self._on_exit(on_output)
+        elif self._done is not None and not self._done.done():
+            loop.call_later(0.1, self._poll_exit, on_output)
+
+    def _on_exit(self, on_output: OutputSink) -> None:
+        """bash died during a cell (exit, set -e, a signal, or we killed it): replace it."""
+        loop = asyncio.get_running_loop()
+        if self._pidfd >= 0:
+            loop.remove_reader(self._pidfd)
+        code = self._reap()
+        self._read_status()  # it may have finished the cell just before dying
+        if self._done is None or self._done.done():
+            self.start(restore=True)
+            return
+        if self._kill_reason:
+            why = self._kill_reason
+        elif code < 0:
+            why = f"the shell was killed by {signal.Signals(-code).name}"
+        else:
+            why = f"the shell exited with status {code}"
+        status = 128 - code if code < 0 else code
+        self.start(restore=True)
+        self._done.set_result(CellOutcome(status, self._interrupted, why))
+
+    # -- interrupting ------------------------------------------------------------------
+
+    def interrupt(self) -> bool:
+        """Stop the running cell (the kernel got SIGINT). False if no cell is running.
+
+        jupyter_client signals the kernel's whole process group, bash and the cell's
+        commands included, so usually bash has already abandoned the cell; the status line
+        sent here is what it then reads next. Processes that escaped the group, or ignore
+        SIGINT, get escalation: SIGINT to each, then the shell is killed and replaced.
+        """
+        if self._done is None or self._done.done():
+            return False
+        self._interrupted = True
+        self._send(f"\\builtin printf '%s 130\\n' {self._tag.decode()} >{self._q_status}\n")
+        loop = asyncio.get_running_loop()
+        loop.call_later(INTERRUPT_GRACE, self._escalate, self._tag, False)
+        loop.call_later(INTERRUPT_KILL, self._escalate, self._tag, True)
+        return True
+
+    def _escalate(self, tag: bytes, kill: bool) -> None:
+        if tag != self._tag or self._done is None or self._done.done() or self._proc is None:
+            return
+        pid = self._proc.pid
+        if not kill:
+            _signal_all([pid, *descendants(pid)], signal.SIGINT)
+            return
+        try:
+            self._kill_cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            self._kill_cwd = None
+        self._kill_reason = "the shell did not stop on SIGINT and was killed"
+        _signal_all([pid, *descendants(pid)], signal.SIGKILL)  # _on_exit restarts it

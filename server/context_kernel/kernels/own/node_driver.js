@@ -1,0 +1,291 @@
+'use strict';
+// Cell runner for context_kernel.kernels.own.node (the ck-javascript / ck-typescript kernels).
+//
+// The Python kernel starts one node process running this file and keeps it for the
+// kernel's life, so globals persist between cells. Requests and replies are JSON lines
+// on a socket whose fd is CK_NODE_CTL_FD; the cell's own console output goes to the
+// real stdout/stderr. When a cell ends, the end marker is written to both stdout and
+// stderr before the reply, so the kernel knows it has read all of that cell's output.
+//
+// Each cell is rewritten REPL-style (with the `typescript` package's parser):
+// top-level let/const/class/function/import become globals that a later cell may
+// declare again, the body runs inside an async function (top-level await), and the
+// value of a final expression statement is returned for display.
+
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+const util = require('util');
+const vm = require('vm');
+const { createRequire } = require('module');
+const { pathToFileURL } = require('url');
+
+const MARK = `\u0000ck-end:${process.env.CK_NODE_MARK || ''}\u0000`;
+const CTL_FD = Number(process.env.CK_NODE_CTL_FD);
+const TS_DIR = process.env.CK_NODE_TYPESCRIPT || '';
+for (const key of ['CK_NODE_MARK', 'CK_NODE_CTL_FD', 'CK_NODE_TYPESCRIPT']) delete process.env[key];
+
+const ts = loadTypeScript();
+const DRIVER = __filename;
+let cellNumber = 0;
+let running = null; // {interrupt: (err) => void} while a cell's promise is pending
+
+function loadTypeScript() {
+  const tries = [TS_DIR, 'typescript'].filter(Boolean);
+  for (const spec of tries) {
+    try {
+      return spec === 'typescript'
+        ? require(require.resolve('typescript', { paths: [process.cwd()] }))
+        : require(spec);
+    } catch (_) { /* try the next place */ }
+  }
+  return null;
+}
+
+// The names a REPL session expects to find at the top level.
+function installGlobals() {
+  const cwdFile = path.join(process.cwd(), '[cell]');
+  globalThis.require = createRequire(cwdFile);
+  globalThis.module = { exports: {}, require: globalThis.require, filename: cwdFile };
+  globalThis.exports = globalThis.module.exports;
+  globalThis.__filename = cwdFile;
+  globalThis.__dirname = process.cwd();
+}
+
+function interrupted() {
+  const err = new Error('Script execution was interrupted by `SIGINT`');
+  err.name = 'KeyboardInterrupt';
+  return err;
+}
+
+// ----- source rewriting -----------------------------------------------------------
+
+function stripTypes(code) {
+  const out = ts.transpileModule(code, {
+    fileName: 'cell.ts',
+    reportDiagnostics: true,
+    compilerOptions: {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      verbatimModuleSyntax: true, // keep imports used only by later cells
+      moduleDetection: ts.ModuleDetectionKind.Force,
+      inlineSourceMap: true,
+    },
+  });
+  const diag = (out.diagnostics || []).find((d) => d.category === ts.DiagnosticCategory.Error);
+  if (diag) throw diagnosticError(diag, code);
+  const at = out.outputText.lastIndexOf('//# sourceMappingURL=');
+  return at < 0
+    ? { js: out.outputText, map: '' }
+    : { js: out.outputText.slice(0, at), map: out.outputText.slice(at).trim() };
+}
+
+function diagnosticError(diag, code) {
+  const err = new SyntaxError(ts.flattenDiagnosticMessageText(diag.messageText, '\n'));
+  if (diag.start !== undefined) {
+    const { line, character } = ts.getLineAndCharacterOfPosition(
+      diag.file || ts.createSourceFile('cell', code, ts.ScriptTarget.ES2022), diag.start);
+    err.stack = `SyntaxError: ${err.message} (line ${line + 1}, column ${character + 1})`;
+  }
+  return err;
+}
+
+function bindingNames(name, into) {
+  if (ts.isIdentifier(name)) into.push(name.text);
+  else for (const el of name.elements) if (!ts.isOmittedExpression(el)) bindingNames(el.name, into);
+  return into;
+}
+
+// Rewrites top-level declarations into assignments to hoisted globals; returns the
+// script text. Line breaks of the cell are kept so stack line numbers stay right.
+function replRewrite(js) {
+  const sf = ts.createSourceFile('cell.js', js, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
+  if (sf.parseDiagnostics && sf.parseDiagnostics.length) return null;
+  const hoisted = new Set();
+  const prelude = [];
+  const edits = []; // [start, end, text]
+  const text = (node) => js.slice(node.getStart(sf), node.end);
+  const stmts = sf.statements;
+  stmts.forEach((st, i) => {
+    const K = ts.SyntaxKind;
+    const dropModifiers = () => (st.modifiers || [])
+      .filter((m) => m.kind === K.ExportKeyword || m.kind === K.DefaultKeyword)
+      .forEach((m) => edits.push([m.getStart(sf), m.end, '']));
+    if (ts.isVariableStatement(st)) {
+      const lexical = (st.declarationList.flags & (ts.NodeFlags.Let | ts.NodeFlags.Const)) !== 0;
+      if (st.declarationList.flags & ts.NodeFlags.Using) return;
+      const parts = [];
+      for (const d of st.declarationList.declarations) {
+        bindingNames(d.name, []).forEach((n) => hoisted.add(n));
+        if (d.initializer) parts.push(`(${text(d.name)} = ${text(d.initializer)})`);
+        else if (lexical && ts.isIdentifier(d.name)) parts.push(`(${d.name.text} = undefined)`);
+      }
+      edits.push([st.getStart(sf), st.end, `;${parts.join(', ')};`]);
+    } else if (ts.isFunctionDeclaration(st) && st.name) {
+      dropModifiers();
+      hoisted.add(st.name.text);
+      prelude.push(`globalThis[${JSON.stringify(st.name.text)}] = ${st.name.text};`);
+    } else if (ts.isClassDeclaration(st) && st.name) {
+      hoisted.add(st.name.text);
+      const body = js.slice((st.modifiers || []).reduce((p, m) => Math.max(p, m.end), st.getStart(sf)), st.end);
+      edits.push([st.getStart(sf), st.end, `;${st.name.text} = ${body.trim()};`]);
+    } else if (ts.isImportDeclaration(st)) {
+      edits.push([st.getStart(sf), st.end, rewriteImport(st, text, hoisted)]);
+    } else if (ts.isExportDeclaration(st)) {
+      edits.push([st.getStart(sf), st.end, ';']);
+    } else if (ts.isExportAssignment(st)) {
+      edits.push([st.getStart(sf), st.expression.getStart(sf), ';']);
+    } else if (ts.isExpressionStatement(st) && i === stmts.length - 1) {
+      edits.push([st.getStart(sf), st.end, `;return { value: (${text(st.expression)}) };`]);
+    }
+  });
+  let body = js;
+  for (const [start, end, repl] of edits.sort((a, b) => b[0] - a[0])) {
+    body = body.slice(0, start) + repl + body.slice(end);
+  }
+  const vars = hoisted.size ? `var ${[...hoisted].join(', ')};` : '';
+  return `${vars}(async () => {${prelude.join('')}${body}\n})()`;
+}
+
+function rewriteImport(st, text, hoisted) {
+  const from = `(await import(${text(st.moduleSpecifier)}))`;
+  const clause = st.importClause;
+  if (!clause) return `;${from};`;
+  const parts = [];
+  if (clause.name) {
+    hoisted.add(clause.name.text);
+    parts.push(`default: ${clause.name.text}`);
+  }
+  const nb = clause.namedBindings;
+  if (nb && ts.isNamespaceImport(nb)) {
+    hoisted.add(nb.name.text);
+    const ns = `;${nb.name.text} = ${from};`;
+    return parts.length ? `${ns}({${parts.join(', ')}} = ${nb.name.text});` : ns;
+  }
+  for (const el of (nb && nb.elements) || []) {
+    if (el.isTypeOnly) continue;
+    hoisted.add(el.name.text);
+    parts.push(`${JSON.stringify((el.propertyName || el.name).text)}: ${el.name.text}`);
+  }
+  return `;({${parts.join(', ')}} = ${from});`;
+}
+
+// ----- running a cell -------------------------------------------------------------
+
+function defineFileGlobals(file) {
+  if (!file) return;
+  globalThis.FILE_CONTENT_PATH = file;
+  globalThis.file_path = file;
+  globalThis.FILE_CONTENT = fs.readFileSync(file, 'utf8');
+}
+
+function compile(code, language, filename) {
+  let js = code;
+  let map = '';
+  if (language === 'typescript') {
+    if (!ts) throw setupError();
+    ({ js, map } = stripTypes(code));
+  }
+  let source = ts ? replRewrite(js) : null;
+  if (source === null) source = `(async () => {${js}\n})()`; // no parser: V8 reports syntax errors
+  if (map) source += `\n${map}`;
+  return new vm.Script(source, { filename, importModuleDynamically: IMPORT_HOOK });
+}
+
+// import() inside cells resolves like a module in the working directory. Node >= 20.12
+// has a built-in loader for that; older node gets a resolver of our own.
+const IMPORT_HOOK = (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) ||
+  ((spec) => {
+    let target = spec;
+    try { target = pathToFileURL(globalThis.require.resolve(spec)).href; } catch (_) { /* builtin or ESM-only */ }
+    return import(target);
+  });
+// The built-in loader is flagged experimental; its warning would land in every first import.
+const emitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  if (String(warning).includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) return;
+  return emitWarning.call(process, warning, ...rest);
+};
+
+function setupError() {
+  const err = new Error('the npm package "typescript" is missing: run kernels/install.sh');
+  err.name = 'KernelSetupError';
+  return err;
+}
+
+async function runCell(req) {
+  cellNumber += 1;
+  const filename = path.join(process.cwd(), `cell${cellNumber}`);
+  defineFileGlobals(req.file);
+  const script = compile(req.code, req.language, filename);
+  const promise = script.runInThisContext({ breakOnSigint: true, displayErrors: true });
+  const stop = new Promise((_, reject) => { running = { interrupt: reject }; });
+  promise.catch(() => {}); // once interrupted, its later failure is nobody's business
+  const result = await Promise.race([promise, stop]);
+  return result && typeof result === 'object' && 'value' in result ? result.value : undefined;
+}
+
+function cleanStack(err, value) {
+  const lines = String((err && err.stack) || `${value}`).split('\n');
+  const cwd = process.cwd() + path.sep;
+  return lines
+    .filter((l) => !l.includes(DRIVER) && !/\(node:(vm|internal)|at node:(vm|internal)|^\s+at (async )?Promise\.race|runInThisContext/.test(l))
+    .map((l) => l.split(cwd).join(''));
+}
+
+function describeError(err) {
+  if (err && err.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED') err = interrupted();
+  if (err instanceof Error || (err && typeof err === 'object' && 'message' in err && 'name' in err)) {
+    const traceback = cleanStack(err);
+    return { ename: String(err.name || 'Error'), evalue: String(err.message), traceback };
+  }
+  const shown = util.inspect(err);
+  return { ename: 'Uncaught', evalue: shown, traceback: [`Uncaught ${shown}`] };
+}
+
+function finish(reply) {
+  running = null;
+  // the marker goes straight to the fds: after everything the cell wrote there
+  try { fs.writeSync(1, MARK); } catch (_) { /* stdout closed by the cell */ }
+  try { fs.writeSync(2, MARK); } catch (_) { /* stderr closed by the cell */ }
+  ctl.write(`${JSON.stringify(reply)}\n`);
+}
+
+async function handle(req) {
+  try {
+    const value = await runCell(req);
+    const reply = { id: req.id, status: 'ok' };
+    if (value !== undefined) reply.result = util.inspect(value, { depth: 4, colors: false });
+    finish(reply);
+  } catch (err) {
+    finish({ id: req.id, status: 'error', ...describeError(err) });
+  }
+}
+
+// ----- wiring ---------------------------------------------------------------------
+
+// Idle or awaiting: SIGINT ends the awaited cell (its pending work may still run).
+// Inside synchronous code, vm's breakOnSigint throws instead and this is not called.
+process.on('SIGINT', () => { if (running) running.interrupt(interrupted()); });
+// Errors from callbacks that outlive their cell are reported, not fatal.
+process.on('uncaughtException', (err) => { process.stderr.write(`Uncaught ${util.inspect(err)}\n`); });
+process.on('unhandledRejection', (err) => {
+  process.stderr.write(`Unhandled promise rejection: ${util.inspect(err)}\n`);
+});
+
+installGlobals();
+const ctl = new net.Socket({ fd: CTL_FD, readable: true, writable: true });
+let pending = '';
+let queue = Promise.resolve();
+ctl.setEncoding('utf8');
+ctl.on('data', (chunk) => {
+  pending += chunk;
+  let nl;
+  while ((nl = pending.indexOf('\n')) >= 0) {
+    const req = JSON.parse(pending.slice(0, nl));
+    pending = pending.slice(nl + 1);
+    queue = queue.then(() => handle(req));
+  }
+});
+ctl.on('end', () => process.exit(0));
+ctl.write(`${JSON.stringify({ ready: true, typescript: ts ? ts.version : null, node: process.version })}\n`);

@@ -1,0 +1,55 @@
+"""Shared fixtures: a real server (in memory or over stdio) on a temporary CONTEXT_KERNEL_HOME."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp.client.client import Client
+from mcp.types import CallToolResult
+
+from context_kernel.settings import Settings
+from context_kernel.tools.server import create_server
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def settings(tmp_path: Path, project: Path) -> Settings:
+    return make_settings(tmp_path, project)
+
+
+def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "home": tmp_path / "home", "project_dir": project, "base_env": dict(os.environ),
+        "kernel_start_timeout_s": 60.0,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[Client]:
+    async with Client(create_server(settings)) as c:
+        yield c
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def server_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "context_kernel", "serve", *args]

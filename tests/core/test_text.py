@@ -1,0 +1,49 @@
+"""Head+tail trimming and traceback compaction."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from context_kernel.execution.text import HeadTail, compact_traceback, strip_ansi
+
+
+def test_output_within_budget_is_returned_whole() -> None:
+    buf = HeadTail(1000)
+    buf.feed("a\nb\n")
+    buf.feed("c")
+    assert buf.render() == "a\nb\nc" and not buf.trimmed
+
+
+def test_long_output_keeps_first_and_last_lines_and_says_what_was_cut() -> None:
+    buf = HeadTail(1000)
+    for i in range(1000):
+        buf.feed(f"line {i}\n")
+    out = buf.render()
+    assert out.startswith("line 0\n") and out.endswith("line 999\n")
+    assert "lines /" in out and "cut" in out
+    assert buf.cut_lines > 850 and buf.total_lines == 1000
+    assert len(out.encode()) < 1200
+
+
+def test_a_single_huge_line_is_clipped_not_kept_whole() -> None:
+    buf = HeadTail(1000)
+    buf.feed("x" * 10_000_000)
+    out = buf.render()
+    assert len(out) < 2000 and "chars of this line cut" in out
+
+
+@given(st.lists(st.text(max_size=300), max_size=60), st.integers(min_value=256, max_value=4096))
+def test_memory_and_reply_stay_bounded_whatever_is_fed(chunks: list[str], budget: int) -> None:
+    buf = HeadTail(budget)
+    for chunk in chunks:
+        buf.feed(chunk)
+    rendered = buf.render()
+    assert len(rendered.encode()) <= 2 * budget + 200
+    if not buf.trimmed:
+        assert rendered == "".join(chunks)
+
+
+def test_ansi_codes_are_stripped_from_tracebacks() -> None:
+    tb = ["\x1b[0;31mZeroDivisionError\x1b[0m", "", "\x1b[1;32m----> 1\x1b[0m 1/0", "ZeroDivisionError: division by zero"]
+    assert compact_traceback(tb) == "ZeroDivisionError\n----> 1 1/0\nZeroDivisionError: division by zero"
+    assert strip_ansi("\x1b]0;title\x07plain") == "plain"

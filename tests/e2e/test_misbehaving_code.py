@@ -1,0 +1,78 @@
+"""Code that misbehaves must come back as a clear result, never a hang or a crashed server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp.client.client import Client
+
+from context_kernel.tools.server import create_server
+from tests.conftest import make_settings, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def run(client: Client, code: str, **extra: object) -> tuple[bool, str]:
+    result = await client.call_tool("ctx_execute", {"language": "python", "code": code, **extra})
+    return bool(result.is_error), text_of(result)
+
+
+async def test_infinite_loop_times_out_and_the_kernel_keeps_its_variables(client: Client) -> None:
+    await run(client, "kept = 'still here'")
+    is_error, text = await run(client, "print('started', flush=True)\nwhile True: pass", timeout=1500)
+    assert is_error
+    assert "started" in text
+    assert "timed out after 1.5 s" in text and "kept its state" in text
+    assert await run(client, "print(kept)") == (False, "still here")
+
+
+async def test_sleeping_cell_is_interrupted_on_timeout(client: Client) -> None:
+    is_error, text = await run(client, "import time\ntime.sleep(60)", timeout=500)
+    assert is_error and "interrupted" in text
+
+
+async def test_printing_flood_is_capped_and_interrupted(tmp_path: Path, project: Path) -> None:
+    settings = make_settings(tmp_path, project, hard_output_cap=2 * 1024 * 1024, return_budget=4096)
+    async with Client(create_server(settings)) as client:
+        is_error, text = await run(client, "import sys\nwhile True: sys.stdout.write('x' * 1000 + '\\n')")
+        assert is_error
+        assert "output passed the 2 MB cap" in text
+        assert len(text.encode()) < 8192
+        assert await run(client, "print('alive')") == (False, "alive")
+
+
+async def test_os_exit_is_reported_and_the_next_call_works(client: Client) -> None:
+    await run(client, "x = 1")
+    is_error, text = await run(client, "import os\nprint('bye', flush=True)\nos._exit(3)")
+    assert is_error
+    assert "kernel process exited" in text and "next call starts a new kernel" in text
+    is_error, text = await run(client, "print(globals().get('x', 'fresh'))")
+    assert (is_error, text) == (False, "fresh")
+
+
+async def test_segfault_is_reported_and_the_next_call_works(client: Client) -> None:
+    is_error, text = await run(client, "import ctypes\nctypes.string_at(0)")
+    assert is_error
+    assert "kernel process exited" in text
+    assert await run(client, "print(2 + 2)") == (False, "4")
+
+
+async def test_non_utf8_bytes_come_back_as_replacement_characters(client: Client) -> None:
+    # Undecodable text printed by the kernel, and raw bytes read back from a child process.
+    is_error, text = await run(client, "print(b'ok \\xff\\xfe end'.decode('utf-8', 'surrogateescape'))")
+    assert (is_error, text) == (False, "ok \ufffd\ufffd end")
+    code = "import subprocess, sys\nsys.stdout.write(subprocess.run(['printf', 'raw \\\\377 end'], capture_output=True).stdout.decode('utf-8', 'replace'));"
+    is_error, text = await run(client, code)
+    assert (is_error, text) == (False, "raw \ufffd end")
+
+
+async def test_a_one_megabyte_code_string_runs(client: Client) -> None:
+    code = "blob = '" + "a" * (1024 * 1024) + "'\nprint(len(blob))"
+    assert await run(client, code) == (False, str(1024 * 1024))
+
+
+async def test_code_reading_stdin_fails_instead_of_hanging(client: Client) -> None:
+    is_error, text = await run(client, "input('name? ')", timeout=10_000)
+    assert is_error
+    assert "StdinNotImplementedError" in text or "stdin" in text.lower()

@@ -1,0 +1,168 @@
+"""The real `context-kernel serve` process driven by the SDK's client over stdio and over HTTP."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import server_command, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home")}
+
+
+def stdio_params(tmp_path: Path, project: Path) -> StdioServerParameters:
+    cmd = server_command("--project", str(project))
+    return StdioServerParameters(command=cmd[0], args=cmd[1:], env=server_env(tmp_path))
+
+
+async def test_stdio_server_runs_python_and_keeps_state(tmp_path: Path, project: Path) -> None:
+    async with Client(stdio_params(tmp_path, project)) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"ctx_execute", "ctx_execute_file"} <= names
+        await client.call_tool("ctx_execute", {"language": "python", "code": "n = 20"})
+        result = await client.call_tool("ctx_execute", {"language": "python", "code": "print(n + 1)"})
+        assert (result.is_error, text_of(result)) == (False, "21")
+        result = await client.call_tool("ctx_execute", {"language": "python", "code": "import os; print(os.getcwd())"})
+        assert text_of(result) == str(project.resolve())
+
+
+async def test_stdio_reports_progress_while_a_cell_runs(tmp_path: Path, project: Path) -> None:
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    env = {**server_env(tmp_path), "CONTEXT_KERNEL_PROGRESS_S": "0.2"}
+    cmd = server_command("--project", str(project))
+    async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)) as client:
+        result = await client.call_tool(
+            "ctx_execute", {"language": "python", "code": "import time\nfor _ in range(10): time.sleep(0.1)\nprint('done')"},
+            progress_callback=on_progress,
+        )
+    assert text_of(result) == "done"
+    assert seen, "no progress notification arrived during a 1 s cell"
+
+
+@pytest.fixture
+def http_server(tmp_path: Path, project: Path) -> Iterator[str]:
+    proc = subprocess.Popen(
+        [*server_command("--transport", "http", "--port", "0", "--project", str(project))],
+        env=server_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+    )
+    try:
+        url = _read_listening_url(proc, timeout=30)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+def _read_listening_url(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    buf = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(proc.stderr.fileno(), 4096)
+        if not chunk:
+            break
+        buf += chunk
+        match = re.search(rb"listening on (http://\S+)", buf)
+        if match:
+            return match.group(1).decode()
+    raise AssertionError(f"server did not announce its address: {buf.decode(errors='replace')}")
+
+
+async def test_http_clients_with_their_own_sessions_do_not_share_kernels(http_server: str) -> None:
+    async with Client(http_server, mode="legacy") as first, Client(http_server, mode="legacy") as second:
+        await first.call_tool("ctx_execute", {"language": "python", "code": "who = 'first'"})
+        mine = await first.call_tool("ctx_execute", {"language": "python", "code": "print(who)"})
+        theirs = await second.call_tool("ctx_execute", {"language": "python", "code": "print(globals().get('who'))"})
+    assert text_of(mine) == "first"
+    assert text_of(theirs) == "None"
+
+
+async def test_http_stateless_clients_name_their_session_with_a_header(http_server: str) -> None:
+    async with httpx2.AsyncClient(headers={"x-context-kernel-session": "alpha"}) as h1, \
+            httpx2.AsyncClient(headers={"x-context-kernel-session": "beta"}) as h2:
+        async with Client(streamable_http_client(http_server, http_client=h1)) as alpha, \
+                Client(streamable_http_client(http_server, http_client=h2)) as beta:
+            await alpha.call_tool("ctx_execute", {"language": "python", "code": "tag = 'alpha'"})
+            again = await alpha.call_tool("ctx_execute", {"language": "python", "code": "print(tag)"})
+            other = await beta.call_tool("ctx_execute", {"language": "python", "code": "print(globals().get('tag'))"})
+    assert text_of(again) == "alpha"
+    assert text_of(other) == "None"
+
+
+def _wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait (event-driven, bounded) for processes to exit; return those still alive."""
+    deadline = time.monotonic() + timeout
+    alive = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                alive.append(pid)
+        finally:
+            os.close(fd)
+    return alive
+
+
+CLIENT_SCRIPT = """
+import sys, anyio
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    async with Client(params) as c:
+        r1 = await c.call_tool("ctx_execute", {"language": "python", "code": "import os; print(os.getppid(), os.getpid())"})
+        print(r1.content[0].text, flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("victim", ["client", "server"])
+def test_no_server_or_kernel_survives_a_killed_client_or_server(tmp_path: Path, project: Path, victim: str) -> None:
+    cmd = server_command("--project", str(project))
+    client = subprocess.Popen([sys.executable, "-c", CLIENT_SCRIPT, *cmd], env=server_env(tmp_path),
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        assert client.stdout is not None
+        ready, _, _ = select.select([client.stdout], [], [], 60)
+        assert ready, "the client did not report the kernel's pids"
+        server_pid, kernel_pid = map(int, client.stdout.readline().split())
+        os.kill(server_pid if victim == "server" else client.pid, signal.SIGKILL)
+        assert _wait_gone([server_pid, kernel_pid] if victim == "client" else [kernel_pid], timeout=15) == []
+    finally:
+        client.kill()
+        client.wait(timeout=10)
+        if client.stdout:
+            client.stdout.close()
