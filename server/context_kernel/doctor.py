@@ -1,0 +1,108 @@
+"""`context-kernel doctor`: every language with its kernel, and whether that kernel starts and runs code."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+import anyio
+
+from .kernels.languages import LANGUAGES, Language
+from .settings import Settings
+
+HELLO: dict[str, str] = {
+    "python": "print('ok')", "shell": "echo ok", "r": "cat('ok\\n')", "javascript": "console.log('ok')",
+    "typescript": "const s: string = 'ok'; console.log(s)", "ruby": "puts 'ok'", "go": 'fmt.Println("ok")',
+    "rust": 'println!("ok");', "php": "echo \"ok\\n\";", "perl": 'print "ok\\n";', "elixir": 'IO.puts "ok"',
+    "csharp": 'Console.WriteLine("ok");',
+}
+
+
+@dataclass
+class Check:
+    level: str  # OK | WARN | FAIL
+    subject: str
+    detail: str
+
+    def line(self) -> str:
+        return f"[{self.level}] {self.subject}: {self.detail}"
+
+
+async def check_language(settings: Settings, lang: Language, start: bool) -> Check:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    from .errors import ContextKernelError
+    from .execution.collector import OutputCollector
+    from .execution.runner import CellRun
+    from .kernels.backend import JupyterKernel
+    from .kernels.env import kernel_environment
+
+    subject = f"{lang.name:<10} kernel {lang.kernel_name}"
+    try:
+        KernelSpecManager().get_kernel_spec(lang.kernel_name)
+    except NoSuchKernel:
+        return Check("FAIL", subject, f"not installed — {lang.install}")
+    if not start:
+        return Check("OK", subject, "kernelspec installed (not started: --no-start)")
+    kernel = JupyterKernel(lang.kernel_name, cwd=settings.project_dir,
+                           env=kernel_environment(settings.base_env or {}), runtime_dir=settings.runtime_dir,
+                           log_dir=settings.log_dir)
+    began = time.monotonic()
+    try:
+        await kernel.start(settings.kernel_start_timeout_s)
+        collector = OutputCollector(4096, 1 << 20)
+
+        async def discard(_first: int, _batch: list[dict]) -> None:  # type: ignore[type-arg]
+            return None
+
+        run = CellRun(kernel, collector, discard)
+        run.send(HELLO[lang.name])
+        finished = await run.wait(time.monotonic() + 60)
+        out = collector.stdout.render().strip()
+        elapsed = time.monotonic() - began
+        if finished and out == "ok":
+            state = "stateful" if lang.stateful else "stateless: a fresh process per call"
+            return Check("OK", subject, f"starts and runs code in {elapsed:.1f} s ({state})")
+        detail = out or collector.stderr_text.strip() or (collector.error or {}).get("evalue", "no output")
+        return Check("FAIL", subject, f"started but the test cell failed: {detail[:300]} — {lang.install}")
+    except ContextKernelError as exc:
+        return Check("FAIL", subject, f"{exc.message[:300]} — {lang.install}")
+    finally:
+        await kernel.shutdown(now=True)
+
+
+def check_sqlite() -> Check:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
+        return Check("OK", "sqlite", f"{sqlite3.sqlite_version} with FTS5 and the trigram tokenizer")
+    except sqlite3.OperationalError as exc:
+        return Check("FAIL", "sqlite", f"{sqlite3.sqlite_version}: FTS5/trigram unavailable ({exc})")
+    finally:
+        conn.close()
+
+
+def check_home(settings: Settings) -> Check:
+    try:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        probe = settings.home / ".doctor-probe"
+        probe.write_text("ok")
+        probe.unlink()
+        return Check("OK", "data dir", str(settings.home))
+    except OSError as exc:
+        return Check("FAIL", "data dir", f"{settings.home} is not writable: {exc}")
+
+
+async def collect(settings: Settings, start: bool) -> list[Check]:
+    checks = [check_home(settings), check_sqlite()]
+    for lang in LANGUAGES.values():
+        checks.append(await check_language(settings, lang, start))
+    return checks
+
+
+def run_doctor(settings: Settings, start: bool = True) -> int:
+    checks = anyio.run(collect, settings, start)
+    for check in checks:
+        print(check.line(), flush=True)
+    return 1 if any(c.level == "FAIL" and c.subject in ("sqlite", "data dir") for c in checks) else 0
