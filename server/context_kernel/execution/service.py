@@ -12,6 +12,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+
 from ..errors import ContextKernelError, InvalidRequest, KernelError
 from ..kernels.backend import JupyterKernel
 from ..kernels.languages import Language, language_for_kernel, resolve_language
@@ -55,6 +57,7 @@ class ExecutionService:
         self._limits = limits
         self._spawn = spawn
         self._known_sessions: set[str] = set()
+        self._background: dict[int, anyio.Event] = {}
 
     async def execute(self, req: ExecuteRequest, session: SessionRef, progress: Progress | None = None) -> ExecuteReply:
         await self._touch(session)
@@ -74,7 +77,6 @@ class ExecutionService:
             file_path=str(file_path) if file_path else None, file_hash=digest, timeout_ms=timeout_ms,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
-        deadline = time.monotonic() + timeout_ms / 1000
 
         async def flush(first: int, batch: list[dict]) -> None:  # type: ignore[type-arg]
             await self._db.run(self._executions.add_outputs, exec_id, first, batch)
@@ -82,6 +84,8 @@ class ExecutionService:
         stack = AsyncExitStack()
         try:
             kernel = await self._kernel(stack, req, session, kernel_name)
+            # The timeout is the cell's own: a kernel start has its own limit.
+            deadline = time.monotonic() + timeout_ms / 1000
             if file_path is not None:
                 await self._define_file_vars(kernel, language, file_path, deadline)
             run = CellRun(kernel, collector, flush, progress, self._limits.progress_interval_s)
@@ -162,26 +166,45 @@ class ExecutionService:
             bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
         ))
         limit = self._limits.max_timeout_ms / 1000
+        done = self._background[exec_id] = anyio.Event()
 
         async def finish_later() -> None:
             try:
-                if await run.wait(time.monotonic() + limit):
-                    outcome = await run.outcome()
-                else:
-                    outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
-                await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
-                    status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
-                    execution_count=outcome.execution_count, bytes_produced=run.collector.bytes_produced,
-                    bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
-                    note="background cell; the reply was sent before it finished",
-                ))
+                try:
+                    if await run.wait(time.monotonic() + limit):
+                        outcome = await run.outcome()
+                    else:
+                        outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
+                except Exception as exc:  # noqa: BLE001 - the server shut the kernel down under us
+                    outcome = CellOutcome(status="interrupted", error_name=type(exc).__name__,
+                                          error_value="the server stopped before the background cell finished")
+                with _shielded():
+                    await run.flush()
+                    await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+                        status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
+                        execution_count=outcome.execution_count, bytes_produced=run.collector.bytes_produced,
+                        bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
+                        note="background cell; the reply was sent before it finished",
+                    ))
             finally:
                 await self._pool.release_extra(run.kernel)
                 await stack.aclose()
+                self._background.pop(exec_id, None)
+                done.set()
 
         self._spawn(finish_later)
         return ExecuteReply(reply.text, False, "running", exec_id, run.collector.bytes_produced,
                             len(reply.text.encode()))
+
+    async def wait_background(self, exec_id: int, timeout: float) -> bool:
+        """Wait until background execution `exec_id` has finished and been recorded; False on timeout."""
+        event = self._background.get(exec_id)
+        if event is None:
+            return True
+        with anyio.move_on_after(timeout):
+            await event.wait()
+            return True
+        return False
 
     async def _complete(self, exec_id: int, req: ExecuteRequest, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
@@ -217,7 +240,5 @@ class ExecutionService:
         self._known_sessions.add(session.id)
 
 
-def _shielded():  # type: ignore[no-untyped-def]
-    import anyio
-
+def _shielded() -> anyio.CancelScope:
     return anyio.CancelScope(shield=True)

@@ -43,7 +43,8 @@ class KernelPool:
         self._start_timeout = start_timeout_s
         self._slots: dict[tuple[str, str], _Slot] = {}
         self._extra: set[JupyterKernel] = set()  # fresh and background kernels, for shutdown_all
-        self._starting = anyio.Lock()
+        self._room = anyio.Lock()
+        self._start_locks: dict[tuple[str, str], anyio.Lock] = {}
 
     @asynccontextmanager
     async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[JupyterKernel]:
@@ -59,12 +60,18 @@ class KernelPool:
                 slot.last_used = time.monotonic()
 
     async def _slot(self, key: tuple[str, str]) -> _Slot:
-        # One lock for starts: two first calls of one session must not start two kernels.
-        async with self._starting:
+        slot = self._slots.get(key)
+        if slot is not None:
+            return slot
+        # A lock per key: two first calls of one session must not start two kernels, while a slow
+        # R start must not hold up another session's python.
+        lock = self._start_locks.setdefault(key, anyio.Lock())
+        async with lock:
             slot = self._slots.get(key)
             if slot is not None:
                 return slot
-            await self._make_room()
+            async with self._room:
+                await self._make_room()
             kernel = self._factory(key[1])
             await kernel.start(self._start_timeout)
             slot = self._slots[key] = _Slot(kernel)
@@ -73,9 +80,15 @@ class KernelPool:
     @asynccontextmanager
     async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[JupyterKernel]:
         """A kernel for one cell (`fresh: true`), shut down afterwards unless `keep` (background)."""
+        async with self._room:
+            await self._make_room()
         kernel = self._factory(kernel_name)
         self._extra.add(kernel)
-        await kernel.start(self._start_timeout)
+        try:
+            await kernel.start(self._start_timeout)
+        except BaseException:
+            self._extra.discard(kernel)
+            raise
         try:
             yield kernel
         finally:

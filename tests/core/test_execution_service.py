@@ -1,0 +1,60 @@
+"""The execution service without MCP: background cells and the record they leave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from context_kernel.app import AppHolder
+from context_kernel.execution.requests import ExecuteRequest, SessionRef
+from context_kernel.settings import Settings
+
+pytestmark = pytest.mark.anyio
+SESSION = SessionRef(id="core-test")
+
+
+async def test_background_cell_returns_partial_output_and_records_the_rest(settings: Settings) -> None:
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        code = "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('later')"
+        reply = await app.execution.execute(
+            ExecuteRequest(code=code, language="python", timeout_ms=700, background=True), SESSION)
+        assert not reply.is_error and reply.status == "running"
+        assert reply.text.startswith("first") and "still running in the background" in reply.text
+        assert reply.execution_id is not None
+        assert await app.execution.wait_background(reply.execution_id, timeout=30)
+        row = await app.db.run(app.executions.get, reply.execution_id)
+        outputs = await app.db.run(app.executions.outputs, reply.execution_id)
+    assert row is not None and row.status == "ok" and row.background
+    assert "".join(o.get("text", "") for o in outputs) == "first\nlater\n"
+
+
+async def test_every_call_is_recorded_with_what_the_agent_saw(settings: Settings, project: Path) -> None:
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        ok = await app.execution.execute(ExecuteRequest(code="print('hi')", language="python"), SESSION)
+        refused = await app.execution.execute(ExecuteRequest(code="x", language="cobol"), SESSION)
+        rows = await app.db.run(app.executions.for_session, SESSION.id)
+    assert [r.status for r in rows] == ["ok", "refused"]
+    assert rows[0].returned_text == ok.text == "hi" and rows[0].bytes_returned == 2
+    assert rows[0].bytes_produced == 3 and rows[0].kernel_name == "python3" and rows[0].duration_ms
+    assert rows[1].returned_text == refused.text and rows[1].error_name == "InvalidRequest"
+
+
+async def test_a_killed_server_leaves_the_running_cell_pending(settings: Settings) -> None:
+    # Recording is crash-safe: the row is written before the code runs.
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        start = app.executions.start
+        seen: list[str] = []
+
+        def spy(record):  # type: ignore[no-untyped-def]
+            eid = start(record)
+            row = app.executions.get(eid)
+            seen.append(row.status if row else "missing")
+            return eid
+
+        app.executions.start = spy  # type: ignore[method-assign]
+        await app.execution.execute(ExecuteRequest(code="1", language="python"), SESSION)
+    assert seen == ["pending"]
