@@ -76,3 +76,19 @@ async def test_shell_failure_returns_stderr_as_an_error(client: Client) -> None:
     result = await client.call_tool("ctx_execute", {"language": "shell", "code": "ls /definitely/not/here"})
     assert result.is_error
     assert "No such file or directory" in text_of(result)
+
+
+async def test_r_code_asking_for_input_gets_an_empty_line_instead_of_hanging(client: Client) -> None:
+    result = await client.call_tool("ctx_execute", {"language": "r", "code": "x <- readline('name? ')\ncat('got', nchar(x))",
+                                                    "timeout": 30_000})
+    assert not result.is_error, text_of(result)
+    assert "got 0" in text_of(result)
+
+
+async def test_output_written_by_child_processes_is_never_lost(client: Client) -> None:
+    # ipykernel forwards fd-level output from a reader thread that can lag behind the cell's end.
+    await client.call_tool("ctx_execute", {"language": "python", "code": "import subprocess, os"})
+    for i in range(30):
+        result = await client.call_tool("ctx_execute", {"language": "python",
+                                                        "code": f"_ = subprocess.run(['echo', 'child {i}'])"})
+        assert text_of(result) == f"child {i}"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from jupyter_client import AsyncKernelClient, AsyncKernelManager
 
@@ -139,7 +140,7 @@ async def run_cell(kc: AsyncKernelClient, code: str, metadata: dict[str, Any] | 
 async def start(kernel_name: str, env: dict[str, str] | None = None,
                 ) -> tuple[AsyncKernelManager, AsyncKernelClient]:
     km = AsyncKernelManager(kernel_name=kernel_name, transport="ipc")
-    await km.start_kernel(env=env) if env is not None else await km.start_kernel()
+    await km.start_kernel(**({"env": env} if env is not None else {}))
     kc = km.client()
     kc.start_channels()
     try:
@@ -150,13 +151,26 @@ async def start(kernel_name: str, env: dict[str, str] | None = None,
     return km, kc
 
 
+async def stop(km: AsyncKernelManager, kc: AsyncKernelClient) -> None:
+    kc.stop_channels()
+    if km.has_kernel:  # a shutdown_request, so the kernel cleans up after itself
+        await km.shutdown_kernel()
+
+
+async def stop_now(km: AsyncKernelManager, kc: AsyncKernelClient) -> None:
+    kc.stop_channels()
+    await km.shutdown_kernel(now=True)
+
+
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
 
 
 @pytest.fixture(scope="module", params=sorted(SNIPPETS))
-async def kernel(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, AsyncKernelManager, AsyncKernelClient]]:
+async def kernel(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[tuple[str, AsyncKernelManager, AsyncKernelClient]]:
     language = request.param
     if reason := _missing_tool(language):
         pytest.skip(reason)
@@ -165,11 +179,6 @@ async def kernel(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, Asy
         yield language, km, kc
     finally:
         await stop(km, kc)
-
-
-async def stop(km: AsyncKernelManager, kc: AsyncKernelClient) -> None:
-    kc.stop_channels()
-    await km.shutdown_kernel()  # a shutdown_request, so the kernel cleans up after itself
 
 
 async def test_kernel_info_names_the_language_and_says_cells_are_stateless(kernel) -> None:
@@ -266,6 +275,8 @@ async def test_interrupt_kills_an_endless_loop_and_the_next_cell_runs(kernel) ->
     assert cell.reply["ename"] == "KeyboardInterrupt"
     after = await run_cell(kc, SNIPPETS[language].answer)
     assert after.stdout == "42\n"
+    await km.interrupt_kernel()  # while idle: nothing to stop, the kernel carries on
+    assert (await run_cell(kc, SNIPPETS[language].answer)).stdout == "42\n"
 
 
 async def test_a_missing_runtime_names_the_debian_package_to_install(tmp_path: Path) -> None:
@@ -312,3 +323,22 @@ async def test_shutdown_removes_the_kernels_scratch_directory(perl) -> None:
     assert scratch.is_dir()
     await stop(km, kc)
     assert not scratch.exists()
+
+
+async def test_a_killed_kernel_takes_its_program_along_and_the_next_kernel_clears_its_files(
+        perl) -> None:
+    km, kc = perl
+    msg_id = send_cell(kc, '$| = 1; print "$$ ", __FILE__, "\\n"; sleep 300;')
+    cell = await collect(kc, msg_id, Cell(), until="\n")
+    pid, source = cell.stdout.split()
+    pidfd = os.pidfd_open(int(pid))
+    try:
+        await stop_now(km, kc)  # SIGKILL: the kernel gets no chance to clean up
+        with anyio.fail_after(TIMEOUT):
+            await anyio.wait_readable(pidfd)  # readable once the program has exited
+    finally:
+        os.close(pidfd)
+    assert Path(source).exists()
+    km2, kc2 = await start("ck-perl")
+    await stop(km2, kc2)
+    assert not Path(source).parent.exists()

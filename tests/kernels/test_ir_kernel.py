@@ -1,8 +1,8 @@
 """The R kernel (IRkernel, kernelspec "ir") as the server sees it, and the R FILE_CONTENT prelude.
 
-These pin IRkernel's real behaviour, quirks included, because the execution layer depends on it:
-errors stop a cell at the end of the failing *line*, an interrupt replies "abort" with no iopub
-error, message() text carries an extra newline.
+These pin IRkernel's real behaviour (through our launcher, kernels/ir/launch.R), quirks included,
+because the execution layer depends on it: errors stop a cell at the end of the failing *line*, an
+interrupt replies "abort" with no iopub error, message() text carries an extra newline.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,11 @@ def _require_ir() -> None:
     if shutil.which("R") is None:
         pytest.skip("R is not installed (bash kernels/install.sh installs r-cran-irkernel)")
     try:
-        KernelSpecManager().get_kernel_spec("ir")
+        spec = KernelSpecManager().get_kernel_spec("ir")
     except NoSuchKernel:
         pytest.skip("IRkernel kernelspec 'ir' is not installed (bash kernels/install.sh)")
+    # R is there but the spec is IRkernel's own (no interrupt guard): a setup error, not a skip.
+    assert any("launch.R" in arg for arg in spec.argv), f"{spec.resource_dir} is not kernels/ir: run kernels/install.sh"
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +76,20 @@ class Cell:
         return [m["content"] for m in self.messages if m["msg_type"] == msg_type]
 
 
-def run(kc: Any, code: str, *, after_output: Any = None) -> Cell:
-    """Execute `code`; `after_output` is called once, when the first stream message arrives."""
+Trigger = tuple[Callable[[dict[str, Any]], bool], Callable[[], Any]]
+
+
+def stream_named(name: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda msg: msg["msg_type"] == "stream" and msg["content"]["name"] == name
+
+
+def is_busy(msg: dict[str, Any]) -> bool:
+    return bool(msg["msg_type"] == "status" and msg["content"]["execution_state"] == "busy")
+
+
+def run(kc: Any, code: str, *, trigger: Trigger | None = None) -> Cell:
+    """Execute `code`; `trigger` = (predicate, action): run the action once, on the first iopub
+    message of this cell that matches the predicate (used to interrupt at a known point)."""
     msg_id = kc.execute(code, allow_stdin=False)
     deadline = time.monotonic() + CELL_TIMEOUT
     messages: list[dict[str, Any]] = []
@@ -84,9 +98,9 @@ def run(kc: Any, code: str, *, after_output: Any = None) -> Cell:
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         messages.append(msg)
-        if msg["msg_type"] == "stream" and after_output is not None:
-            after_output()
-            after_output = None
+        if trigger is not None and trigger[0](msg):
+            trigger[1]()
+            trigger = None
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             break
     while True:
@@ -149,7 +163,7 @@ def test_error_stops_the_cell_at_the_end_of_the_failing_line_not_the_statement(k
 def test_interrupt_stops_an_infinite_loop_replies_abort_and_keeps_variables(kernel: Any) -> None:
     km, kc = kernel
     run(kc, "kept <- 7")
-    cell = run(kc, 'cat("looping")\nwhile (TRUE) {}', after_output=km.interrupt_kernel)
+    cell = run(kc, 'cat("looping")\nwhile (TRUE) {}', trigger=(stream_named("stdout"), km.interrupt_kernel))
     assert cell.reply["status"] == "abort"
     assert cell.of_type("error") == []
     assert km.is_alive()
@@ -158,10 +172,50 @@ def test_interrupt_stops_an_infinite_loop_replies_abort_and_keeps_variables(kern
 
 def test_interrupt_stops_sys_sleep_and_the_kernel_takes_the_next_cell(kernel: Any) -> None:
     km, kc = kernel
-    cell = run(kc, 'cat("sleeping")\nSys.sleep(100)\ncat("not reached")', after_output=km.interrupt_kernel)
+    code = 'cat("sleeping")\nSys.sleep(100)\ncat("not reached")'
+    cell = run(kc, code, trigger=(stream_named("stdout"), km.interrupt_kernel))
     assert cell.reply["status"] == "abort"
     assert "not reached" not in cell.stream("stdout")
     assert run(kc, "cat(1 + 1)").stream("stdout") == "2"
+
+
+def test_interrupt_landing_while_irkernel_prepares_the_cell_aborts_it_without_killing_r(kernel: Any) -> None:
+    # Stock IRkernel exits on a SIGINT in this window; kernels/ir/launch.R holds it off until the
+    # user's code runs. Several tries, since the window is a few tens of milliseconds.
+    km, kc = kernel
+    run(kc, "survivor <- 3")
+    for _ in range(5):
+        cell = run(kc, "Sys.sleep(0.5)", trigger=(is_busy, km.interrupt_kernel))
+        assert cell.reply["status"] == "abort"
+    assert km.is_alive()
+    assert run(kc, "cat(survivor)").stream("stdout") == "3"
+
+
+def test_launcher_leaves_nothing_in_the_global_environment(kernel: Any) -> None:
+    km, kc = kernel
+    cell = run(kc, 'rm(list = ls()); cat("[", toString(setdiff(ls(all.names = TRUE), ".pbd_env")), "]", sep = "")')
+    assert cell.stream("stdout") == "[]"
+    assert run(kc, "Sys.sleep(100)", trigger=(is_busy, km.interrupt_kernel)).reply["status"] == "abort"
+    assert run(kc, "cat('still here')").stream("stdout") == "still here"
+
+
+def test_interrupt_drops_stdout_not_yet_flushed_by_a_message_or_the_end_of_the_expression(kernel: Any) -> None:
+    km, kc = kernel
+    code = '{cat("flushed "); message("tick"); cat("dropped"); Sys.sleep(100)}'
+    cell = run(kc, code, trigger=(stream_named("stderr"), km.interrupt_kernel))
+    assert cell.reply["status"] == "abort"
+    assert cell.stream("stdout") == "flushed "
+    assert cell.stream("stderr") == "tick\n\n"
+
+
+def test_readline_asks_on_stdin_even_when_allow_stdin_is_false_and_input_reply_answers(kernel: Any) -> None:
+    _, kc = kernel
+    msg_id = kc.execute('answer <- readline("q? "); cat("got[", answer, "]", sep = "")', allow_stdin=False)
+    request = kc.get_stdin_msg(timeout=CELL_TIMEOUT)
+    assert request["parent_header"]["msg_id"] == msg_id
+    assert request["content"]["prompt"] == "q? "
+    kc.input("")
+    assert run(kc, "cat(answer == '')").stream("stdout") == "TRUE"
 
 
 NASTY_NAME = 'q"uo\'te b\\ack sp ace é 日本 😀 $x `y` \t\\x41 ~ \\u00e9\\n.txt'

@@ -81,6 +81,11 @@ class OutputCollector:
         if text:
             self.stdout.feed(text if text.endswith("\n") else text + "\n")
 
+    def note(self, text: str) -> None:
+        """A line of ours in the reply and the record (not produced by the code)."""
+        self.stdout.feed(text + "\n")
+        self._record({"output_type": "stream", "name": "stderr", "text": text + "\n"})
+
     def _record_stream(self, name: str, text: str) -> None:
         last = self._pending[-1] if self._pending else None
         if last and last["output_type"] == "stream" and last["name"] == name and len(last["text"]) < STREAM_ROW_BYTES:

@@ -1,13 +1,13 @@
 """ctx_execute_file's file access: the project boundary check and FILE_CONTENT for each language.
 
-Stateful kernels get a silent preamble cell in their own language; our stateless script kernels
-define the variables themselves from the cell metadata `context_kernel.file_path`.
+Kernels we did not write (ipykernel, IRkernel) get a silent preamble cell in their own language;
+our own kernels (shell, JavaScript/TypeScript, the script languages) define the variables
+themselves from the cell metadata `context_kernel.file_path`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -54,27 +54,13 @@ def _python(path: str) -> str:
     )
 
 
-def _shell(path: str) -> str:
-    quoted = "'" + path.replace("'", "'\\''") + "'"
-    return (f"FILE_CONTENT_PATH={quoted}; file_path={quoted}; "
-            f"FILE_CONTENT=\"$(cat -- {quoted}; printf x)\"; FILE_CONTENT=\"${{FILE_CONTENT%x}}\"")
-
-
-def _javascript(path: str) -> str:
-    p = json.dumps(path)
-    return (
-        f"var FILE_CONTENT_PATH = {p}; var file_path = FILE_CONTENT_PATH; "
-        f"var FILE_CONTENT = require('fs').readFileSync(FILE_CONTENT_PATH, 'utf8');"
-    )
-
-
 def _r(path: str) -> str:
     from ..kernels.preludes_r import r_file_prelude
 
     return r_file_prelude(path)
 
 
-_PREAMBLES = {"python": _python, "shell": _shell, "r": _r}
+_PREAMBLES = {"python": _python, "r": _r}
 
 
 def preamble(language: str, path: str) -> str | None:

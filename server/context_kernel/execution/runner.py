@@ -74,6 +74,8 @@ class CellRun:
             msg = await self.kernel.next_iopub(min(deadline - now, LIVENESS_SLICE_S))
             await self._tick()
             if msg is None:
+                if await self.kernel.answer_input_requests():
+                    self.collector.note("[the code asked for input; it was given an empty line]")
                 if not await self.kernel.is_alive():
                     self.died = True
                     self.finished = True

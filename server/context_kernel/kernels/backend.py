@@ -21,6 +21,7 @@ from jupyter_client.manager import AsyncKernelManager
 from ..errors import KernelStartFailed, KernelUnavailable
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
+from .quirks import setup_code
 
 
 class _GuardedKernelManager(AsyncKernelManager):  # type: ignore[misc]
@@ -98,6 +99,9 @@ class JupyterKernel:
                 kc.start_channels()
                 self._kc = kc
                 await kc.wait_for_ready(timeout=timeout)
+                setup = setup_code(list(spec.argv))
+                if setup:
+                    await self.run_silent(setup, timeout)
         except (TimeoutError, RuntimeError, OSError) as exc:
             tail = self.log_tail()
             await self.shutdown(now=True)
@@ -116,6 +120,15 @@ class JupyterKernel:
             short.mkdir(mode=0o700, exist_ok=True)
             prefix = short / f"k-{self.instance_id}"
         return prefix
+
+    async def run_silent(self, code: str, timeout: float) -> dict[str, Any] | None:
+        """Run setup code that the agent never sees and the record does not keep; returns the reply."""
+        msg = self._kc.session.msg("execute_request", {
+            "code": code, "silent": True, "store_history": False, "user_expressions": {}, "allow_stdin": False,
+            "stop_on_error": False,
+        })
+        self._kc.shell_channel.send(msg)
+        return await self.shell_reply(str(msg["header"]["msg_id"]), timeout)
 
     def log_tail(self, limit: int = 2000) -> str:
         try:
@@ -153,6 +166,20 @@ class JupyterKernel:
                     return msg  # type: ignore[no-any-return]
         return None
 
+    async def answer_input_requests(self) -> int:
+        """Runner calls this while a cell is silent: code waiting for stdin gets an empty line.
+
+        We send allow_stdin=False, but IRkernel asks anyway and would block until the timeout.
+        """
+        answered = 0
+        channel = self._kc.stdin_channel
+        while await channel.msg_ready():
+            msg = await channel.get_msg(timeout=0)
+            if msg["header"]["msg_type"] == "input_request":
+                self._kc.input("")
+                answered += 1
+        return answered
+
     async def is_alive(self) -> bool:
         return bool(self._km is not None and await self._km.is_alive())
 
@@ -171,13 +198,13 @@ class JupyterKernel:
         with anyio.fail_after(timeout):
             await self._km.restart_kernel(now=True)
             await self._kc.wait_for_ready(timeout=timeout)
-        self.drain()
+        await self.drain()
 
-    def drain(self) -> None:
+    async def drain(self) -> None:
         """Drop queued messages left by an interrupted or restarted cell."""
         for channel in (self._kc.iopub_channel, self._kc.shell_channel):
-            while channel.msg_ready():
-                channel.get_msg(timeout=0)
+            while await channel.msg_ready():
+                await channel.get_msg(timeout=0)
 
     async def shutdown(self, now: bool = False) -> None:
         """Pool calls this on cull, discard and server exit. Never raises."""

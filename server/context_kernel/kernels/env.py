@@ -27,7 +27,10 @@ INJECTION_PREFIXES: tuple[str, ...] = (
     "BASH_FUNC_", "CARGO_BUILD_RUSTC", "CORECLR_", "COMPlus_", "DOTNET_PROFILER", "DOTNET_EnableDiagnostics",
 )
 # Jupyter's own hand-off variables must not leak from a server that itself runs inside a kernel.
-_JUPYTER_VARS: frozenset[str] = frozenset({"JPY_PARENT_PID", "JPY_SESSION_NAME", "JPY_INTERRUPT_EVENT"})
+# PYTEST_CURRENT_TEST makes ipykernel stop capturing fd-level output, so it must not leak either.
+_JUPYTER_VARS: frozenset[str] = frozenset({
+    "JPY_PARENT_PID", "JPY_SESSION_NAME", "JPY_INTERRUPT_EVENT", "PYTEST_CURRENT_TEST",
+})
 
 
 def is_injection_var(name: str) -> bool:

@@ -3,16 +3,18 @@
 Bash runs interactive (``-i``) but fed from a pipe: only an interactive bash answers SIGINT
 by abandoning the whole command line and going back to reading input, which is what stops
 a cell promptly while keeping the shell (cwd, variables, functions, aliases) alive. Each
-cell is written to a file and sourced at top level (so ``declare``, heredocs and syntax
-errors stay inside the cell), with stdin from /dev/null and stdout/stderr redirected to
-two FIFOs the kernel reads. The end of a cell is reported on a third FIFO that cell output
-never reaches, so no output can be mistaken for it. Redirections are reopened for every
-cell, so a cell that closes or redirects its fds cannot break the next one.
+cell arrives as one command line that writes the code to a file and sources it at top level
+(so ``declare``, heredocs and syntax errors stay inside the cell), with stdin from /dev/null
+and stdout/stderr redirected to two FIFOs the kernel reads. The end of a cell is reported
+on a third FIFO that cell output never reaches, so no output can be mistaken for it.
+Redirections are reopened for every cell, so a cell that closes or redirects its fds cannot
+break the next one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import glob
 import os
@@ -28,18 +30,38 @@ PR_SET_PDEATHSIG = 1
 INTERRUPT_GRACE = 0.5  # s after SIGINT before every process of the cell gets SIGINT itself
 INTERRUPT_KILL = 2.0  # s after SIGINT before the shell is killed and replaced
 READ_SIZE = 65536
+FIRST_READ = 0.002  # s into a cell before its output is read as it comes
+EMBED_LIMIT = 16384  # characters of cell code sent inline to bash rather than by file
 _DIR_PREFIX = "ck-bash-"
 
 OutputSink = Callable[[str, bytes], None]  # (stream name, raw bytes)
 
 
+try:  # looked up now: between fork and exec (other threads running) no dlopen is safe
+    _prctl: Callable[..., int] | None = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _prctl = None
+
+
 def _child_setup() -> None:
     """preexec_fn: die with the kernel; undo the SIG_IGN for SIGINT ipykernel installs."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
+    if _prctl is not None:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+_ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {
+    ord("\\"): "\\\\",
+    ord("'"): "\\'",
+    ord("\n"): "\\n",
+    127: "\\x7f",
+    0: "",
+}
+
+
+def _ansi_c(text: str) -> str:
+    """text as the inside of a bash $'...' word (NUL bytes, which bash cannot hold, dropped)."""
+    return text.translate(_ESCAPES)
 
 
 def descendants(pid: int) -> list[int]:
@@ -66,10 +88,8 @@ def descendants(pid: int) -> list[int]:
 
 def _signal_all(pids: list[int], signum: int) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _remove_stale_dirs() -> None:
@@ -94,20 +114,24 @@ class BashShell:
         self._bash = bash or shutil.which("bash") or "/bin/bash"
         _remove_stale_dirs()
         self._dir = tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-")
-        paths = {n: os.path.join(self._dir, n) for n in ("out", "err", "status", "cell", "state")}
+        names = ("out", "err", "status", "cell", "state", "version")
+        paths = {n: os.path.join(self._dir, n) for n in names}
         self._fds: dict[str, int] = {}
         for name in ("out", "err", "status"):
             os.mkfifo(paths[name], 0o600)
             # O_RDWR: the kernel is a writer too, so the FIFO never reports EOF between cells
             self._fds[name] = os.open(paths[name], os.O_RDWR | os.O_NONBLOCK)
         self._cell_path, self._state_path = paths["cell"], paths["state"]
+        self._version_path = paths["version"]
+        self._cell_prefix = f"{self._cell_path}: ".encode()  # bash's errors name the file
         q = {n: shlex.quote(p) for n, p in paths.items()}
         self._q_cell, self._q_status = q["cell"], q["status"]
         self._redirects = f"</dev/null >{q['out']} 2>{q['err']}"
         # cwd and exported variables, rewritten after each cell and when bash exits, so a
-        # replacement shell can start where the old one stopped
+        # replacement shell can start where the old one stopped (the file is sourced before
+        # any user alias exists, so a plain `builtin cd` in it is safe)
         self._snapshot = (
-            "{ \\builtin export -p; \\builtin printf '\\builtin cd -- %q\\n' \"$PWD\"; }"
+            "{ \\builtin export -p; \\builtin printf 'builtin cd -- %q\\n' \"$PWD\"; }"
             f" >|{q['state']} 2>/dev/null"
         )
         self._token = os.urandom(6).hex()
@@ -120,7 +144,15 @@ class BashShell:
         self._interrupted = False
         self._kill_reason = ""
         self._kill_cwd: str | None = None
-        self.version = ""
+
+    @property
+    def version(self) -> str:
+        """bash's version, once the first shell has written it ("" before)."""
+        try:
+            with open(self._version_path, encoding="utf-8") as f:
+                return f.read().partition("(")[0]
+        except OSError:
+            return ""
 
     # -- process lifecycle -------------------------------------------------------------
 
@@ -142,6 +174,7 @@ class BashShell:
         init = [
             "PS1= PS2= PS3= PROMPT_COMMAND=; \\builtin unset MAILCHECK HISTFILE",
             "\\builtin set +o history +H +m",
+            f'\\builtin printf %s "$BASH_VERSION" >|{shlex.quote(self._version_path)}',
             f"\\builtin trap {shlex.quote(self._snapshot)} EXIT",
         ]
         if restore:
@@ -153,10 +186,8 @@ class BashShell:
 
     def _send(self, line: str) -> None:
         assert self._proc is not None and self._proc.stdin is not None
-        try:
+        with contextlib.suppress(OSError):  # bash is gone: its pidfd (or the poll) says so
             os.write(self._proc.stdin.fileno(), line.encode())
-        except OSError:
-            pass  # bash is gone; its pidfd (or the poll) reports that
 
     def _reap(self) -> int:
         """Wait for the dead bash, release its handles, return its Popen returncode."""
@@ -197,8 +228,6 @@ class BashShell:
         self._tag = f"{self._token}:{self._seq}".encode()
         self._interrupted = False
         self._kill_reason = ""
-        with open(self._cell_path, "w", encoding="utf-8", errors="replace") as f:
-            f.write(code)
         preamble = ""
         if file_path:
             p = shlex.quote(file_path)
@@ -206,25 +235,47 @@ class BashShell:
                 f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; "
                 f"IFS= \\builtin read -r -d '' FILE_CONTENT 2>/dev/null <{p}; "
             )
+        if len(code) <= EMBED_LIMIT:  # bash writes the file: one write to its stdin in all
+            load = f"\\builtin printf %s $'{_ansi_c(code)}' >|{self._q_cell}; "
+        else:  # bash parses a long $'...' word slowly (~0.3 s per MB)
+            with open(self._cell_path, "w", encoding="utf-8", errors="replace") as f:
+                f.write(code)
+            load = ""
         done = self._done = loop.create_future()
-        readers = {self._fds["out"]: "stdout", self._fds["err"]: "stderr"}
-        for fd, name in readers.items():
-            loop.add_reader(fd, self._pump, fd, name, on_output)
-        loop.add_reader(self._fds["status"], self._read_status)
+        self._send(
+            # `set -e` and `set -x` last for the cell that sets them: errexit is reset inside
+            # the group, as the whole group failing under it would exit the shell, and xtrace
+            # would trace this wrapper (the reset itself is traced to /dev/null). The snapshot
+            # comes after the status line, out of the cell's round trip.
+            f"{load}__ck_s=1; {{ {preamble}\\. {self._q_cell}; "
+            f"{{ __ck_s=$?; \\builtin set +ex; }} 2>/dev/null; }} {self._redirects}; "
+            # a cell that closed the fd bash saved its stdin in leaves it reading /dev/null:
+            # it would exit at the next read and lose the next cell; exit now, blamed on this one
+            f'[[ -p /dev/fd/0 ]] || \\builtin exit "$__ck_s"; '
+            f"\\builtin printf '%s %s\\n' {self._tag.decode()} \"$__ck_s\" >{self._q_status}; "
+            f"{self._snapshot}\n"
+        )
+        status_fd = self._fds["status"]
+        loop.add_reader(status_fd, self._read_status)
         poller = None
         if self._pidfd >= 0:
             loop.add_reader(self._pidfd, self._on_exit, on_output)
         else:
             poller = loop.call_later(0.1, self._poll_exit, on_output)
-        self._send(
-            f"{{ {preamble}\\. {self._q_cell}; }} {self._redirects}; __ck_s=$?; "
-            f"\\builtin set +e; {self._snapshot}; "
-            f"\\builtin printf '%s %s\\n' {self._tag.decode()} \"$__ck_s\" >{self._q_status}\n"
-        )
+        # output is read from FIRST_READ on, or when the cell ends: a quick cell then costs
+        # one wakeup, and coalescing delays output by a few ms anyway
+        readers = {self._fds["out"]: "stdout", self._fds["err"]: "stderr"}
+
+        def start_reading() -> None:
+            for fd, name in readers.items():
+                loop.add_reader(fd, self._pump, fd, name, on_output)
+
+        reading = loop.call_later(FIRST_READ, start_reading)
         try:
             return await done
         finally:
-            for fd in (*readers, self._fds["status"]):
+            reading.cancel()
+            for fd in (*readers, status_fd):
                 loop.remove_reader(fd)
             if self._pidfd >= 0:
                 loop.remove_reader(self._pidfd)
@@ -245,6 +296,8 @@ class BashShell:
             if not data:
                 return
             total += len(data)
+            if self._cell_prefix in data:  # "bash: /tmp/ck-bash-1-x/cell: line 2: ..."
+                data = data.replace(self._cell_prefix, b"")
             on_output(name, data)
 
     def _read_status(self) -> None:
@@ -274,7 +327,8 @@ class BashShell:
         code = self._reap()
         self._read_status()  # it may have finished the cell just before dying
         if self._done is None or self._done.done():
-            self.start(restore=True)
+            with contextlib.suppress(OSError):  # else the next run tries again
+                self.start(restore=True)
             return
         if self._kill_reason:
             why = self._kill_reason
@@ -283,7 +337,10 @@ class BashShell:
         else:
             why = f"the shell exited with status {code}"
         status = 128 - code if code < 0 else code
-        self.start(restore=True)
+        try:
+            self.start(restore=True)
+        except OSError as exc:  # the next run tries again
+            why += f"; starting a new shell failed: {exc}"
         self._done.set_result(CellOutcome(status, self._interrupted, why))
 
     # -- interrupting ------------------------------------------------------------------
@@ -299,7 +356,9 @@ class BashShell:
         if self._done is None or self._done.done():
             return False
         self._interrupted = True
-        self._send(f"\\builtin printf '%s 130\\n' {self._tag.decode()} >{self._q_status}\n")
+        tag = self._tag.decode()
+        # set +ex: the abandoned command line did not get to reset the options either
+        self._send(f"\\builtin set +ex; \\builtin printf '%s 130\\n' {tag} >{self._q_status}\n")
         loop = asyncio.get_running_loop()
         loop.call_later(INTERRUPT_GRACE, self._escalate, self._tag, False)
         loop.call_later(INTERRUPT_KILL, self._escalate, self._tag, True)

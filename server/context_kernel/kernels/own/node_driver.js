@@ -17,7 +17,7 @@ const net = require('net');
 const path = require('path');
 const util = require('util');
 const vm = require('vm');
-const { createRequire } = require('module');
+const { createRequire, SourceMap } = require('module');
 const { pathToFileURL } = require('url');
 
 const MARK = `\u0000ck-end:${process.env.CK_NODE_MARK || ''}\u0000`;
@@ -28,6 +28,8 @@ for (const key of ['CK_NODE_MARK', 'CK_NODE_CTL_FD', 'CK_NODE_TYPESCRIPT']) dele
 const ts = loadTypeScript();
 const DRIVER = __filename;
 let cellNumber = 0;
+let cellLines = 0; // lines of the current cell's JavaScript: the wrapper call comes after them
+const sourceMaps = new Map(); // cell number -> SourceMap from TypeScript to the JavaScript run
 let running = null; // {interrupt: (err) => void} while a cell's promise is pending
 
 function loadTypeScript() {
@@ -74,10 +76,13 @@ function stripTypes(code) {
   });
   const diag = (out.diagnostics || []).find((d) => d.category === ts.DiagnosticCategory.Error);
   if (diag) throw diagnosticError(diag, code);
-  const at = out.outputText.lastIndexOf('//# sourceMappingURL=');
-  return at < 0
-    ? { js: out.outputText, map: '' }
-    : { js: out.outputText.slice(0, at), map: out.outputText.slice(at).trim() };
+  // node applies source maps to modules only, so stack lines of cells are mapped here
+  const at = out.outputText.lastIndexOf('//# sourceMappingURL=data:application/json;base64,');
+  if (at < 0) return { js: out.outputText, map: null };
+  const payload = out.outputText.slice(at).split('base64,')[1];
+  let map = null;
+  try { map = new SourceMap(JSON.parse(Buffer.from(payload, 'base64').toString('utf8'))); } catch (_) { /* unmapped lines */ }
+  return { js: out.outputText.slice(0, at), map };
 }
 
 function diagnosticError(diag, code) {
@@ -100,12 +105,16 @@ function bindingNames(name, into) {
 // script text. Line breaks of the cell are kept so stack line numbers stay right.
 function replRewrite(js) {
   const sf = ts.createSourceFile('cell.js', js, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
-  if (sf.parseDiagnostics && sf.parseDiagnostics.length) return null;
+  const diag = (sf.parseDiagnostics || [])[0];
+  if (diag) throw diagnosticError({ ...diag, file: sf }, js);
   const hoisted = new Set();
   const prelude = [];
   const edits = []; // [start, end, text]
   const text = (node) => js.slice(node.getStart(sf), node.end);
   const stmts = sf.statements;
+  // the value shown is that of the last statement, not counting TS's trailing `export {}`
+  let last = stmts.length - 1;
+  while (last >= 0 && (ts.isExportDeclaration(stmts[last]) || ts.isEmptyStatement(stmts[last]))) last -= 1;
   stmts.forEach((st, i) => {
     const K = ts.SyntaxKind;
     const dropModifiers = () => (st.modifiers || [])
@@ -135,7 +144,7 @@ function replRewrite(js) {
       edits.push([st.getStart(sf), st.end, ';']);
     } else if (ts.isExportAssignment(st)) {
       edits.push([st.getStart(sf), st.expression.getStart(sf), ';']);
-    } else if (ts.isExpressionStatement(st) && i === stmts.length - 1) {
+    } else if (ts.isExpressionStatement(st) && i === last) {
       edits.push([st.getStart(sf), st.end, `;return { value: (${text(st.expression)}) };`]);
     }
   });
@@ -181,14 +190,15 @@ function defineFileGlobals(file) {
 
 function compile(code, language, filename) {
   let js = code;
-  let map = '';
   if (language === 'typescript') {
     if (!ts) throw setupError();
-    ({ js, map } = stripTypes(code));
+    const stripped = stripTypes(code);
+    js = stripped.js;
+    if (stripped.map) sourceMaps.set(cellNumber, stripped.map);
   }
-  let source = ts ? replRewrite(js) : null;
-  if (source === null) source = `(async () => {${js}\n})()`; // no parser: V8 reports syntax errors
-  if (map) source += `\n${map}`;
+  // without the parser, cells still run (and see top-level await), but declarations stay local
+  let source = ts ? replRewrite(js) : `(async () => {${js}\n})()`;
+  cellLines = js.split('\n').length;
   return new vm.Script(source, { filename, importModuleDynamically: IMPORT_HOOK });
 }
 
@@ -225,12 +235,21 @@ async function runCell(req) {
   return result && typeof result === 'object' && 'value' in result ? result.value : undefined;
 }
 
-function cleanStack(err, value) {
-  const lines = String((err && err.stack) || `${value}`).split('\n');
+// Stack lines that are about the user's code: no driver, node internals or wrapper call.
+function cleanStack(err) {
   const cwd = process.cwd() + path.sep;
-  return lines
-    .filter((l) => !l.includes(DRIVER) && !/\(node:(vm|internal)|at node:(vm|internal)|^\s+at (async )?Promise\.race|runInThisContext/.test(l))
-    .map((l) => l.split(cwd).join(''));
+  const wrapperCall = new RegExp(`at cell${cellNumber}:${cellLines + 1}:\\d+$`);
+  return String(err.stack || `${err.name}: ${err.message}`).split('\n')
+    .filter((l) => !l.includes(DRIVER) &&
+      !/\(node:(vm|internal)|at node:(vm|internal)|runInThisContext/.test(l))
+    .map((l) => l.split(cwd).join(''))
+    .filter((l) => !wrapperCall.test(l))
+    .map((l) => l.replace(/\bcell(\d+):(\d+):(\d+)/g, (whole, n, line, col) => {
+      const map = sourceMaps.get(Number(n));
+      const hit = map && map.findEntry(Number(line) - 1, Number(col) - 1);
+      return hit && hit.originalLine !== undefined
+        ? `cell${n}:${hit.originalLine + 1}:${hit.originalColumn + 1}` : whole;
+    }));
 }
 
 function describeError(err) {
@@ -243,23 +262,47 @@ function describeError(err) {
   return { ename: 'Uncaught', evalue: shown, traceback: [`Uncaught ${shown}`] };
 }
 
-function finish(reply) {
+// process.stdout/stderr on a pipe queue writes when the pipe is full, so the marker
+// goes through the same stream, after everything queued, and the reply waits for it.
+const rawWrites = [process.stdout, process.stderr].map((s) => s.write.bind(s));
+const MARK_FLUSH_MS = 5000; // a stream the cell ended or broke must not hang the kernel
+
+function writeMark(write) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, MARK_FLUSH_MS);
+    try {
+      write(MARK, () => { clearTimeout(timer); resolve(); });
+    } catch (_) {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
+
+async function finish(reply) {
   running = null;
-  // the marker goes straight to the fds: after everything the cell wrote there
-  try { fs.writeSync(1, MARK); } catch (_) { /* stdout closed by the cell */ }
-  try { fs.writeSync(2, MARK); } catch (_) { /* stderr closed by the cell */ }
+  await Promise.all(rawWrites.map(writeMark));
   ctl.write(`${JSON.stringify(reply)}\n`);
 }
 
+const RESULT_CAP = 1000000; // characters of a displayed value; the control line has a limit
+
+function shown(value) {
+  const text = util.inspect(value, { depth: 4, colors: false });
+  return text.length <= RESULT_CAP ? text
+    : `${text.slice(0, RESULT_CAP)}\n... [${text.length - RESULT_CAP} more characters]`;
+}
+
 async function handle(req) {
+  let reply;
   try {
     const value = await runCell(req);
-    const reply = { id: req.id, status: 'ok' };
-    if (value !== undefined) reply.result = util.inspect(value, { depth: 4, colors: false });
-    finish(reply);
+    reply = { status: 'ok' };
+    if (value !== undefined) reply.result = shown(value);
   } catch (err) {
-    finish({ id: req.id, status: 'error', ...describeError(err) });
+    reply = { status: 'error', ...describeError(err) };
   }
+  await finish(reply);
 }
 
 // ----- wiring ---------------------------------------------------------------------

@@ -9,18 +9,13 @@ between cells. Launched as
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import codecs
-import ctypes
 import os
 import re
 import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Callable
-from subprocess import DEVNULL
 from typing import Any
 
 from ipykernel.kernelapp import IPKernelApp
@@ -28,27 +23,8 @@ from ipykernel.kernelbase import Kernel
 from traitlets import Unicode
 from traitlets.config import Config
 
-from context_kernel.kernels.own.script_languages import LANGUAGES, Language, Program
-
-FLUSH_DELAY = 0.05  # seconds output may wait to be coalesced with more
-FLUSH_SIZE = 32 * 1024  # characters that force an immediate stream message
-DRAIN_GRACE = 0.5  # seconds to keep reading pipes after the program exited (grandchildren)
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """preexec_fn: the child gets SIGKILL when the kernel dies, even by SIGKILL."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+from context_kernel.kernels.own.child import Child, Sink
+from context_kernel.kernels.own.script_languages import LANGUAGES, Language
 
 
 def _discard(text: str) -> None:
@@ -100,45 +76,6 @@ def child_env(scratch: str) -> dict[str, str]:
     return env
 
 
-class _Pump:
-    """Forwards one pipe as iopub stream messages, coalescing bursts."""
-
-    def __init__(self, send: Callable[[str], None]) -> None:
-        self._send = send
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer: list[str] = []
-        self._size = 0
-        self._timer: asyncio.TimerHandle | None = None
-
-    async def run(self, reader: asyncio.StreamReader) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            while chunk := await reader.read(65536):
-                self._add(self._decoder.decode(chunk))
-                if self._size >= FLUSH_SIZE:
-                    self.flush()
-                elif self._timer is None and self._size:
-                    self._timer = loop.call_later(FLUSH_DELAY, self.flush)
-            self._add(self._decoder.decode(b"", final=True))
-        finally:
-            self.flush()
-
-    def _add(self, text: str) -> None:
-        if text:
-            self._buffer.append(text)
-            self._size += len(text)
-
-    def flush(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._buffer:
-            text = "".join(self._buffer)
-            self._buffer.clear()
-            self._size = 0
-            self._send(text)
-
-
 class _Failure(Exception):
     """Ends a cell with an error reply: ename, evalue and traceback lines."""
 
@@ -161,7 +98,7 @@ class ScriptKernel(Kernel):
         _remove_orphaned_scratch_dirs()
         self._scratch = tempfile.mkdtemp(prefix=f"ck-{self.lang.name}-{os.getpid()}-")
         self._env = child_env(self._scratch)
-        self._children: set[asyncio.subprocess.Process] = set()
+        self._children: set[Child] = set()
         self._interrupted = False
         # installed once: ipykernel's per-message default_int_handler would raise
         # KeyboardInterrupt inside the event loop instead of stopping the child
@@ -201,8 +138,8 @@ class ScriptKernel(Kernel):
     def _on_sigint(self, signum: int, frame: object) -> None:
         # runs between bytecodes of the main thread: only flag and kill, no asyncio calls
         self._interrupted = True
-        for proc in list(self._children):
-            _kill_group(proc.pid)
+        for child in list(self._children):
+            child.kill()
 
     async def do_execute(  # type: ignore[override]
         self,
@@ -220,30 +157,43 @@ class ScriptKernel(Kernel):
             await self._execute(code, silent)
         except _Failure as failure:
             return self._error_reply(failure, silent)
-        return {"status": "ok", "execution_count": self.execution_count,
-                "payload": [], "user_expressions": {}}
+        except Exception as exc:  # a reply must always come, or the client waits forever
+            self.log.exception("script kernel failed to run a cell")
+            return self._error_reply(_Failure(type(exc).__name__, str(exc)), silent)
+        return {
+            "status": "ok",
+            "execution_count": self.execution_count,
+            "payload": [],
+            "user_expressions": {},
+        }
 
     async def _execute(self, code: str, silent: bool) -> None:
         for tool, package in self.lang.tools:
             if shutil.which(tool, path=self._env.get("PATH")) is None:
-                raise _Failure("RuntimeNotFound",
-                               f"{tool} is not installed: apt-get install {package}")
+                raise _Failure(
+                    "RuntimeNotFound", f"{tool} is not installed: apt-get install {package}"
+                )
         program = self.lang.build(code, self._file_path(), self._scratch)
         for path, text in {program.path: program.source, **program.extra_files}.items():
-            with open(path, "w", encoding="utf-8") as f:
+            # lone surrogates can arrive through JSON; they must not stop the cell
+            with open(path, "w", encoding="utf-8", errors="replace") as f:
                 f.write(text)
         if program.compile:
             output: list[str] = []
-            code_ = await self._run(program.compile, output.append, output.append, self._scratch)
-            if code_ != 0:
+            status = await self._run(program.compile, output.append, output.append, self._scratch)
+            if status != 0:
                 self._raise_if_interrupted()
-                message = "".join(output).strip() or f"{program.compile[0]} exited with {code_}"
+                message = "".join(output).strip() or f"{program.compile[0]} exited with {status}"
                 lines = message.splitlines()
-                first = next((ln for ln in lines if "error" in ln.lower()),
-                             next((ln for ln in lines if not ln.startswith("#")), lines[0]))
+                first = next(
+                    (ln for ln in lines if "error" in ln.lower()),
+                    next((ln for ln in lines if not ln.startswith("#")), lines[0]),
+                )
                 raise _Failure("CompileError", first.strip(), lines)
         self._raise_if_interrupted()
-        out, err = (_discard, _discard) if silent else (self._sender("stdout"), self._sender("stderr"))
+        out, err = (
+            (_discard, _discard) if silent else (self._sender("stdout"), self._sender("stderr"))
+        )
         status = await self._run(program.run, out, err, os.getcwd())
         self._raise_if_interrupted()
         if status != 0:
@@ -265,48 +215,35 @@ class ScriptKernel(Kernel):
 
     def _raise_if_interrupted(self) -> None:
         if self._interrupted:
-            raise _Failure("KeyboardInterrupt", "interrupted",
-                           ["KeyboardInterrupt: the running program was killed"])
+            raise _Failure(
+                "KeyboardInterrupt",
+                "interrupted",
+                ["KeyboardInterrupt: the running program was killed"],
+            )
 
-    def _sender(self, name: str) -> Callable[[str], None]:
+    def _sender(self, name: str) -> Sink:
         def send(text: str) -> None:
             self.send_response(self.iopub_socket, "stream", {"name": name, "text": text})
 
         return send
 
-    async def _run(self, argv: list[str], out: Callable[[str], None],
-                   err: Callable[[str], None], cwd: str) -> int:
-        """Run one program in its own process group; return its exit status."""
+    async def _run(self, argv: list[str], out: Sink, err: Sink, cwd: str) -> int:
+        """Run one program to its end; return its exit status."""
         self._raise_if_interrupted()
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=self._env,
-            start_new_session=True, preexec_fn=_die_with_parent,
-        )
-        self._children.add(proc)
+        try:
+            child = Child(argv, cwd, self._env, out, err)
+        except OSError as exc:
+            raise _Failure(type(exc).__name__, f"cannot run {argv[0]}: {exc}") from exc
+        self._children.add(child)
         try:
             if self._interrupted:  # SIGINT arrived while we were spawning
-                _kill_group(proc.pid)
-            assert proc.stdout is not None and proc.stderr is not None
-            pumps = [asyncio.ensure_future(_Pump(out).run(proc.stdout)),
-                     asyncio.ensure_future(_Pump(err).run(proc.stderr))]
-            status = await proc.wait()
-            # background grandchildren may hold the pipes open: give them a moment, then
-            # end the whole group (cells are stateless; nothing may outlive its cell)
-            _, pending = await asyncio.wait(pumps, timeout=DRAIN_GRACE)
-            _kill_group(proc.pid)
-            if pending:
-                await asyncio.wait(pending, timeout=DRAIN_GRACE)
-                for task in pending:
-                    task.cancel()
-            return status
+                child.kill()
+            return await child.finish()
         finally:
-            _kill_group(proc.pid)
-            self._children.discard(proc)
+            self._children.discard(child)
 
     def _error_reply(self, failure: _Failure, silent: bool) -> dict[str, Any]:
-        content = {"ename": failure.ename, "evalue": failure.evalue,
-                   "traceback": failure.traceback}
+        content = {"ename": failure.ename, "evalue": failure.evalue, "traceback": failure.traceback}
         if not silent:
             self.send_response(self.iopub_socket, "error", content)
         return {"status": "error", "execution_count": self.execution_count, **content}
@@ -316,8 +253,8 @@ class ScriptKernel(Kernel):
         return {"status": "ok", "restart": restart}
 
     def _cleanup(self) -> None:
-        for proc in list(self._children):
-            _kill_group(proc.pid)
+        for child in list(self._children):
+            child.kill()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
 

@@ -60,9 +60,10 @@ def _single_quoted(text: str) -> str:
 
 
 def _go_literal(text: str) -> str:
-    # \xHH escapes give Go the path's exact bytes, whatever they are
-    raw = lambda c: "".join(f"\\x{b:02x}" for b in os.fsencode(c))  # noqa: E731
-    return _quoted(text, raw, _BACKSLASH_QUOTE)
+    def raw_bytes(char: str) -> str:  # \xHH escapes give Go the path's exact bytes
+        return "".join(f"\\x{b:02x}" for b in os.fsencode(char))
+
+    return _quoted(text, raw_bytes, _BACKSLASH_QUOTE)
 
 
 def _rust_literal(text: str) -> str:
@@ -101,7 +102,9 @@ def _ruby(code: str, file_path: str | None, scratch: str) -> Program:
         "def file_path; FILE_CONTENT_PATH; end\n"
     )
     prelude_path = _path(scratch, "prelude.rb")
-    return Program(code, src, ["ruby", "-r", prelude_path, src], extra_files={prelude_path: prelude})
+    return Program(
+        code, src, ["ruby", "-r", prelude_path, src], extra_files={prelude_path: prelude}
+    )
 
 
 def _perl(code: str, file_path: str | None, scratch: str) -> Program:
@@ -119,7 +122,9 @@ def _perl(code: str, file_path: str | None, scratch: str) -> Program:
 
 
 # the prelude must come after `<?php` and after any declare()/namespace statement
-_PHP_HEAD = re.compile(r"\A\s*<\?php\b\s*(?:declare\s*\([^)]*\)\s*;\s*)?(?:namespace\s+[\w\\]+\s*;)?")
+_PHP_HEAD = re.compile(
+    r"\A\s*<\?php\b\s*(?:declare\s*\([^)]*\)\s*;\s*)?(?:namespace\s+[\w\\]+\s*;)?"
+)
 
 
 def _php(code: str, file_path: str | None, scratch: str) -> Program:
@@ -158,20 +163,41 @@ def _elixir(code: str, file_path: str | None, scratch: str) -> Program:
 
 # identifier -> (import path, an exported name used in `var _ = ...` so the import is never unused)
 GO_AUTO_IMPORTS: dict[str, tuple[str, str]] = {
-    "fmt": ("fmt", "Sprint"), "os": ("os", "Exit"), "strings": ("strings", "Contains"),
-    "strconv": ("strconv", "Itoa"), "math": ("math", "Abs"), "sort": ("sort", "Ints"),
-    "time": ("time", "Now"), "bufio": ("bufio", "NewReader"), "bytes": ("bytes", "NewBuffer"),
-    "io": ("io", "EOF"), "errors": ("errors", "New"), "regexp": ("regexp", "MustCompile"),
-    "json": ("encoding/json", "Marshal"), "filepath": ("path/filepath", "Join"),
-    "rand": ("math/rand", "Intn"), "sync": ("sync", "NewCond"), "unicode": ("unicode", "IsUpper"),
-    "utf8": ("unicode/utf8", "RuneLen"), "http": ("net/http", "Get"),
-    "url": ("net/url", "Parse"), "exec": ("os/exec", "Command"), "big": ("math/big", "NewInt"),
-    "csv": ("encoding/csv", "NewReader"), "hex": ("encoding/hex", "EncodeToString"),
-    "base64": ("encoding/base64", "StdEncoding"), "sha256": ("crypto/sha256", "Sum256"),
-    "md5": ("crypto/md5", "Sum"), "atomic": ("sync/atomic", "AddInt64"),
-    "context": ("context", "Background"), "reflect": ("reflect", "TypeOf"),
-    "runtime": ("runtime", "GOOS"), "log": ("log", "Println"), "ioutil": ("io/ioutil", "ReadAll"),
-    "heap": ("container/heap", "Init"), "list": ("container/list", "New"),
+    "fmt": ("fmt", "Sprint"),
+    "os": ("os", "Exit"),
+    "strings": ("strings", "Contains"),
+    "strconv": ("strconv", "Itoa"),
+    "math": ("math", "Abs"),
+    "sort": ("sort", "Ints"),
+    "time": ("time", "Now"),
+    "bufio": ("bufio", "NewReader"),
+    "bytes": ("bytes", "NewBuffer"),
+    "io": ("io", "EOF"),
+    "errors": ("errors", "New"),
+    "regexp": ("regexp", "MustCompile"),
+    "json": ("encoding/json", "Marshal"),
+    "filepath": ("path/filepath", "Join"),
+    "rand": ("math/rand", "Intn"),
+    "sync": ("sync", "NewCond"),
+    "unicode": ("unicode", "IsUpper"),
+    "utf8": ("unicode/utf8", "RuneLen"),
+    "http": ("net/http", "Get"),
+    "url": ("net/url", "Parse"),
+    "exec": ("os/exec", "Command"),
+    "big": ("math/big", "NewInt"),
+    "csv": ("encoding/csv", "NewReader"),
+    "hex": ("encoding/hex", "EncodeToString"),
+    "base64": ("encoding/base64", "StdEncoding"),
+    "sha256": ("crypto/sha256", "Sum256"),
+    "md5": ("crypto/md5", "Sum"),
+    "atomic": ("sync/atomic", "AddInt64"),
+    "context": ("context", "Background"),
+    "reflect": ("reflect", "TypeOf"),
+    "runtime": ("runtime", "GOOS"),
+    "log": ("log", "Println"),
+    "ioutil": ("io/ioutil", "ReadAll"),
+    "heap": ("container/heap", "Init"),
+    "list": ("container/list", "New"),
 }
 _GO_PACKAGE = re.compile(r"^[ \t]*package[ \t]+\w+", re.M)
 _GO_MAIN = re.compile(r"^func[ \t]+main[ \t]*\(", re.M)
@@ -194,12 +220,15 @@ def _go(code: str, file_path: str | None, scratch: str) -> Program:
     if package is not None:  # a complete file: only add our hidden import and the file variables
         if file_path is not None:
             end = package.end()
-            code = code[:end] + '; import ck_os "os"' + code[end:] + _go_file_vars(file_path, "ck_os")
+            code = (
+                code[:end] + '; import ck_os "os"' + code[end:] + _go_file_vars(file_path, "ck_os")
+            )
         return Program(code, src, [binary], build)
 
     wrap = _GO_MAIN.search(code) is None
     user_imports: list[str] = []
     if wrap:  # imports cannot live inside main: hoist them, keeping the line count
+
         def hoist(match: re.Match[str]) -> str:
             user_imports.append(match.group(0).strip())
             return "\n" * match.group(0).count("\n")
@@ -207,7 +236,8 @@ def _go(code: str, file_path: str | None, scratch: str) -> Program:
         code = _GO_IMPORT.sub(hoist, code)
     imported = set(re.findall(r'"([^"]+)"', "\n".join(user_imports + _GO_IMPORT.findall(code))))
     needed = {
-        ident: spec for ident, spec in GO_AUTO_IMPORTS.items()
+        ident: spec
+        for ident, spec in GO_AUTO_IMPORTS.items()
         if spec[0] not in imported and re.search(rf"(?<![\w.]){ident}\.[A-Z]", code)
     }
     header = "package main\n" + "".join(f'import "{path}"\n' for path, _ in needed.values())
@@ -216,7 +246,9 @@ def _go(code: str, file_path: str | None, scratch: str) -> Program:
     if file_path is not None:
         tail += _go_file_vars(file_path, "ck_os")
         header += 'import ck_os "os"\n'
-    body = f"func main() {{\n//line cell.go:1\n{code}\n}}\n" if wrap else f"//line cell.go:1\n{code}\n"
+    body = (
+        f"func main() {{\n//line cell.go:1\n{code}\n}}\n" if wrap else f"//line cell.go:1\n{code}\n"
+    )
     return Program(header + body + tail, src, [binary], build)
 
 
@@ -242,17 +274,35 @@ def _rust(code: str, file_path: str | None, scratch: str) -> Program:
     else:
         code = code[: main.end()] + " " + prelude + code[main.end() :]
     # no -O: compile time dominates a one-shot cell; warnings are noise for a script
-    build = ["rustc", "--edition", "2021", "-A", "warnings", "-C", "debuginfo=0",
-             "-o", "cell", "cell.rs"]
+    build = [
+        "rustc",
+        "--edition",
+        "2021",
+        "-A",
+        "warnings",
+        "-C",
+        "debuginfo=0",
+        "-o",
+        "cell",
+        "cell.rs",
+    ]
     return Program(code, src, [binary], build)
 
 
 # --- C# (Mono): wrap statements in a class with Main
 
-_CS_MAIN = re.compile(r"\bstatic\s+(?:async\s+)?(?:void|int|Task(?:<int>)?)\s+Main\s*\([^)]*\)\s*\{")
-_CS_USING = re.compile(r"^[ \t]*using[ \t]+(?:static[ \t]+)?[\w.]+(?:[ \t]*=[ \t]*[\w.<>, ]+)?[ \t]*;[ \t]*$", re.M)
-_CS_DEFAULT_USINGS = ("using System;", "using System.IO;", "using System.Linq;",
-                      "using System.Collections.Generic;")
+_CS_MAIN = re.compile(
+    r"\bstatic\s+(?:async\s+)?(?:void|int|Task(?:<int>)?)\s+Main\s*\([^)]*\)\s*\{"
+)
+_CS_USING = re.compile(
+    r"^[ \t]*using[ \t]+(?:static[ \t]+)?[\w.]+(?:[ \t]*=[ \t]*[\w.<>, ]+)?[ \t]*;[ \t]*$", re.M
+)
+_CS_DEFAULT_USINGS = (
+    "using System;",
+    "using System.IO;",
+    "using System.Linq;",
+    "using System.Collections.Generic;",
+)
 
 
 def _csharp(code: str, file_path: str | None, scratch: str) -> Program:
@@ -278,8 +328,12 @@ def _csharp(code: str, file_path: str | None, scratch: str) -> Program:
 
         code = _CS_USING.sub(hoist, code)
         code = (
-            " ".join(usings) + "\npublic static class Program { public static void Main() { "
-            + prelude + "\n#line 1\n" + code + "\n} }\n"
+            " ".join(usings)
+            + "\npublic static class Program { public static void Main() { "
+            + prelude
+            + "\n#line 1\n"
+            + code
+            + "\n} }\n"
         )
     build = ["mcs", "-warn:0", "-r:System.Numerics.dll", "-out:cell.exe", "cell.cs"]
     return Program(code, src, ["mono", exe], build)
@@ -294,7 +348,13 @@ LANGUAGES: dict[str, Language] = {
         Language("elixir", "Elixir", ".exs", "text/x-elixir", (("elixir", "elixir"),), _elixir),
         Language("go", "Go", ".go", "text/x-go", (("go", "golang-go"),), _go),
         Language("rust", "Rust", ".rs", "text/rust", (("rustc", "rustc"),), _rust),
-        Language("csharp", "C#", ".cs", "text/x-csharp",
-                 (("mcs", "mono-mcs"), ("mono", "mono-runtime")), _csharp),
+        Language(
+            "csharp",
+            "C#",
+            ".cs",
+            "text/x-csharp",
+            (("mcs", "mono-mcs"), ("mono", "mono-runtime")),
+            _csharp,
+        ),
     )
 }

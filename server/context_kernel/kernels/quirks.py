@@ -1,0 +1,55 @@
+"""Per-kernel fixes applied right after a kernel starts, so every kernel behaves the same to the runner.
+
+ipykernel forwards output written at the file-descriptor level (subprocesses, os.system, C
+extensions) from a pipe-reader thread. That thread can lag behind the end of the cell, so the
+output would reach IOPub after `status: idle` and be lost to the reply (measured: 4 of 100
+`subprocess.run(['echo', ...])` cells). The setup below adds a post-run hook that writes a
+one-byte marker through the pipe and waits until the reader thread has forwarded it: everything
+written before the marker is then published before the kernel goes idle.
+"""
+
+from __future__ import annotations
+
+IPYKERNEL_SETUP = r'''
+def _ck_setup_fd_flush():
+    import os, sys, threading
+    marker = "\x1e"
+
+    def flush_fd_output(*_args):
+        # Wrap whatever `write` the stream has right now: IPython swaps an instance-level
+        # `write` in and out around every cell, so a wrapper installed earlier does not last.
+        for stream in (sys.stdout, sys.stderr):
+            fd = getattr(stream, "_original_stdstream_fd", None)
+            if not getattr(stream, "_should_watch", False) or fd is None:
+                continue
+            seen = threading.Event()
+            current = stream.write
+
+            def write(text, *args, **kwargs):
+                if marker in text and not seen.is_set():
+                    text = text.replace(marker, "", 1)
+                    seen.set()
+                    if not text:
+                        return 0
+                return current(text, *args, **kwargs)
+
+            stream.write = write
+            try:
+                os.write(fd, marker.encode())
+                seen.wait(0.5)
+            finally:
+                stream.write = current
+            stream.flush()
+
+    get_ipython().events.register("post_run_cell", flush_fd_output)
+
+_ck_setup_fd_flush()
+del _ck_setup_fd_flush
+'''
+
+
+def setup_code(argv: list[str]) -> str | None:
+    """Code to run silently once after start, chosen by what the kernelspec launches."""
+    if any("ipykernel" in arg for arg in argv):
+        return IPYKERNEL_SETUP
+    return None
