@@ -58,3 +58,17 @@ async def test_a_killed_server_leaves_the_running_cell_pending(settings: Setting
         app.executions.start = spy  # type: ignore[method-assign]
         await app.execution.execute(ExecuteRequest(code="1", language="python"), SESSION)
     assert seen == ["pending"]
+
+
+async def test_a_large_output_is_recorded_in_full_while_the_reply_is_trimmed(settings: Settings) -> None:
+    lines = 5000  # 5000 lines of 4 KB: 20 MB, under the cap
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        code = f"import sys\nfor i in range({lines}): sys.stdout.write(str(i).rjust(4095, '.') + '\\n')"
+        reply = await app.execution.execute(ExecuteRequest(code=code, language="python"), SESSION)
+        assert reply.execution_id is not None
+        outputs = await app.db.run(app.executions.outputs, reply.execution_id)
+    recorded = "".join(o.get("text", "") for o in outputs)
+    assert reply.bytes_produced == len(recorded) == lines * 4096
+    assert recorded.splitlines()[-1].endswith("4999")
+    assert len(reply.text.encode()) < settings.return_budget + 400 and "cut" in reply.text

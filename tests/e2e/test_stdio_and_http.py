@@ -166,3 +166,28 @@ def test_no_server_or_kernel_survives_a_killed_client_or_server(tmp_path: Path, 
         client.wait(timeout=10)
         if client.stdout:
             client.stdout.close()
+
+
+def _peak_rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM line")
+
+
+async def test_server_memory_stays_bounded_during_a_print_flood(tmp_path: Path, project: Path) -> None:
+    cap_mb = 200
+    env = {**server_env(tmp_path), "CONTEXT_KERNEL_OUTPUT_CAP": str(cap_mb * 1024 * 1024)}
+    cmd = server_command("--project", str(project))
+    async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)) as client:
+        pid_text = text_of(await client.call_tool("ctx_execute", {"language": "python",
+                                                                 "code": "import os; print(os.getppid())"}))
+        server_pid = int(pid_text)
+        before = _peak_rss_kb(server_pid)
+        flood = "import sys\nline = 'y' * 4095 + '\\n'\nwhile True: sys.stdout.write(line)"
+        result = await client.call_tool("ctx_execute", {"language": "python", "code": flood, "timeout": 100_000})
+        after = _peak_rss_kb(server_pid)
+    assert result.is_error and f"output passed the {cap_mb} MB cap" in text_of(result)
+    # More than the cap went through the server; its peak memory grew by far less than that.
+    assert (after - before) < cap_mb * 1024 // 2, f"peak RSS grew {after - before} KB"
+    print(f"server peak RSS grew {(after - before) // 1024} MB while {cap_mb} MB of output passed through")

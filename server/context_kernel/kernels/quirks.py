@@ -6,6 +6,9 @@ output would reach IOPub after `status: idle` and be lost to the reply (measured
 `subprocess.run(['echo', ...])` cells). The setup below adds a post-run hook that writes a
 one-byte marker through the pipe and waits until the reader thread has forwarded it: everything
 written before the marker is then published before the kernel goes idle.
+
+ipykernel also batches stream output for 0.2 s regardless of size; the setup caps a message at
+about 64 KB so the server's memory stays bounded during a print flood.
 """
 
 from __future__ import annotations
@@ -42,6 +45,25 @@ def _ck_setup_fd_flush():
             stream.flush()
 
     get_ipython().events.register("post_run_cell", flush_fd_output)
+
+    # Bound the size of one stream message: ipykernel publishes buffered output every 0.2 s,
+    # so a print flood would otherwise become messages of hundreds of MB each. Past 64 KB the
+    # writer waits for the IO thread to publish (back-pressure instead of a giant message).
+    from ipykernel.iostream import OutStream
+    schedule = OutStream._schedule_flush
+
+    def _schedule_flush(self):
+        try:
+            pending = sum(buf.tell() for buf in list(self._buffers.values()))
+        except Exception:
+            pending = 0
+        thread = getattr(self.pub_thread, "thread", None)
+        if pending > 65536 and thread is not None and thread.ident != threading.get_ident():
+            self.flush()
+        else:
+            schedule(self)
+
+    OutStream._schedule_flush = _schedule_flush
 
 _ck_setup_fd_flush()
 del _ck_setup_fd_flush
