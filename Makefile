@@ -8,7 +8,7 @@ STAMP := $(VENV)/.context-kernel-installed
 
 .PHONY: serve test setup bench clean
 
-$(STAMP): pyproject.toml kernels/install.sh $(wildcard kernels/install.d/*.sh) $(wildcard kernels/*/kernel.json)
+$(STAMP): pyproject.toml kernels/install.sh $(wildcard kernels/install.d/*.sh) $(wildcard kernels/*/*)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

@@ -1,0 +1,42 @@
+"""The command line: doctor lists every language with its kernel and whether it starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from context_kernel.kernels.languages import LANGUAGES
+
+
+def run_cli(tmp_path: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home")}
+    return subprocess.run([sys.executable, "-m", "context_kernel", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=tmp_path)
+
+
+def test_doctor_starts_every_language_kernel_and_says_so(tmp_path: Path) -> None:
+    out = run_cli(tmp_path, "doctor")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("[OK] data dir") and lines[1].startswith("[OK] sqlite") and "trigram" in lines[1]
+    for lang in LANGUAGES.values():
+        row = next(line for line in lines if line.split(":")[0].split()[1:2] == [lang.name])
+        assert lang.kernel_name in row
+        assert row.startswith(("[OK]", "[FAIL]"))
+    # The README's set-up installs these, so they must start here.
+    for name in ("python", "shell", "r", "javascript", "typescript", "ruby", "perl", "php", "rust"):
+        row = next(line for line in lines if line.split(":")[0].split()[1:2] == [name])
+        assert row.startswith("[OK]") and "starts and runs code" in row, row
+
+
+def test_doctor_without_start_only_checks_kernelspecs(tmp_path: Path) -> None:
+    out = run_cli(tmp_path, "doctor", "--no-start", timeout=60)
+    assert out.returncode == 0
+    assert "kernelspec installed (not started: --no-start)" in out.stdout
+
+
+def test_an_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
+    out = run_cli(tmp_path, "frobnicate", timeout=60)
+    assert out.returncode == 2 and "invalid choice" in out.stderr
