@@ -17,8 +17,10 @@ import anyio.abc
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from .execution.batch import BatchService
     from .execution.service import ExecutionService
     from .kernels.pool import KernelPool
+    from .knowledge.service import KnowledgeService
     from .store.db import Database
     from .store.executions import ExecutionRepository
 
@@ -32,16 +34,21 @@ class App:
     executions: ExecutionRepository
     pool: KernelPool
     execution: ExecutionService
+    knowledge: KnowledgeService
+    batch: BatchService
 
 
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     # Heavy imports live here on purpose: see the module docstring.
+    from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
     from .kernels.backend import JupyterKernel
     from .kernels.env import kernel_environment
     from .kernels.pool import KernelPool
+    from .knowledge.service import KnowledgeService
     from .store.db import Database
     from .store.executions import ExecutionRepository
+    from .store.knowledge import KnowledgeRepository
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     base_env = settings.base_env if settings.base_env is not None else {}
@@ -70,9 +77,13 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         default_timeout_ms=settings.default_timeout_ms, max_timeout_ms=settings.max_timeout_ms,
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
+    knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
+                                 search_budget=settings.search_budget)
     service = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
-                               limits=limits, spawn=spawn)
-    return App(settings=settings, db=db, executions=executions, pool=pool, execution=service)
+                               limits=limits, spawn=spawn, knowledge=knowledge)
+    batch = BatchService(execution=service, knowledge=knowledge, pool=pool)
+    return App(settings=settings, db=db, executions=executions, pool=pool, execution=service, knowledge=knowledge,
+               batch=batch)
 
 
 class AppHolder:

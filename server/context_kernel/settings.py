@@ -11,6 +11,10 @@ from pathlib import Path
 DEFAULT_RETURN_BUDGET = 8 * 1024
 # The reference kills a child at 100 MB of output; we interrupt the cell at the same cap.
 DEFAULT_HARD_CAP = 100 * 1024 * 1024
+# One ctx_search reply: room for three or four snippets of ~1.5 KB, not a page of documentation.
+DEFAULT_SEARCH_BUDGET = 6 * 1024
+# Output longer than this with an `intent` is indexed and answered with the matching lines.
+INTENT_THRESHOLD = 5 * 1024
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 3_600_000
 
@@ -24,6 +28,7 @@ class Settings:
     project_dir: Path
     """Working directory of every kernel; ctx_execute_file refuses paths outside it."""
     return_budget: int = DEFAULT_RETURN_BUDGET
+    search_budget: int = DEFAULT_SEARCH_BUDGET
     hard_output_cap: int = DEFAULT_HARD_CAP
     default_timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = MAX_TIMEOUT_MS

@@ -16,13 +16,21 @@ def test_a_blank_database_migrates_to_every_table_and_index(tmp_path: Path) -> N
     engine = open_engine(tmp_path / "blank.sqlite3")
     try:
         insp = inspect(engine)
-        assert {"sessions", "executions", "outputs", "_migrations"} <= set(insp.get_table_names())
+        tables = set(insp.get_table_names())
+        assert {"sessions", "executions", "outputs", "_migrations", "sources", "chunks",
+                "sent_chunks", "chunks_porter", "chunks_trigram", "chunks_vocab"} <= tables
         assert {ix["name"] for ix in insp.get_indexes("executions")} >= {"executions_session"}
         assert {ix["name"] for ix in insp.get_indexes("outputs")} >= {"outputs_execution"}
+        assert {ix["name"] for ix in insp.get_indexes("chunks")} >= {"chunks_source"}
         with engine.connect() as conn:
+            triggers = {r[0] for r in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))}
+            fts = {r[0]: r[1] for r in conn.execute(text(
+                "SELECT name, sql FROM sqlite_master WHERE name IN ('chunks_porter', 'chunks_trigram')"))}
             versions = [r[0] for r in conn.execute(text("SELECT version FROM _migrations ORDER BY version"))]
             mode = conn.execute(text("PRAGMA journal_mode")).scalar()
         assert versions == list(range(1, len(MIGRATIONS) + 1))
+        assert triggers == {"chunks_ad"}
+        assert "porter unicode61" in fts["chunks_porter"] and "trigram" in fts["chunks_trigram"]
         assert mode == "wal"
     finally:
         engine.dispose()

@@ -84,7 +84,7 @@ async def test_output_over_the_budget_keeps_head_and_tail_with_a_marker(tmp_path
     assert not is_error
     lines = text.splitlines()
     assert lines[0] == "line 0" and lines[-1] == "line 4999"
-    assert any("lines" in line and "cut" in line and "execution #" in line for line in lines)
+    assert any("lines" in line and "cut" in line and "ctx_search" in line and 'source="exec-' in line for line in lines)
     assert len(text.encode()) < 2048 + 300
 
 

@@ -8,32 +8,9 @@ themselves from the cell metadata `context_kernel.file_path`.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
-from ..errors import PathRefused
 
-
-def resolve_in_project(project_dir: Path, path: str) -> Path:
-    """The real path of `path` (relative to the project), refused if it escapes the project."""
-    if not path or "\x00" in path:
-        raise PathRefused("the path is empty or contains a NUL byte", path=path,
-                          hint="pass a file path relative to the project directory")
-    root = project_dir.resolve()
-    raw = Path(path).expanduser()
-    candidate = raw if raw.is_absolute() else root / raw
-    real = Path(os.path.realpath(candidate))
-    if real != root and root not in real.parents:
-        via = " through a symlink" if Path(os.path.abspath(candidate)).is_relative_to(root) else ""
-        raise PathRefused(
-            f"refused: {path} resolves{via} to {real}, outside the project directory {root}",
-            path=path, resolved=str(real),
-            hint="ctx_execute_file only reads files inside the project; use a path under the project directory",
-        )
-    if not real.is_file():
-        raise PathRefused(f"no such file: {path}", path=path, resolved=str(real),
-                          hint="check the path (relative paths start at the project directory)")
-    return real
 
 
 def file_hash(path: Path) -> str:

@@ -25,10 +25,16 @@ def shape_reply(
     exec_id: int,
     language: Language | None,
     notes: list[str],
+    body: str | None = None,
+    source_label: str | None = None,
 ) -> ShapedReply:
-    marker = f"; the full output is recorded as execution #{exec_id}"
-    stdout = strip_ansi(collector.stdout.render(marker))
-    trimmed = collector.stdout.trimmed or collector.stderr.trimmed
+    """`body` replaces the stdout text (intent excerpts); `source_label` names where the full output is indexed."""
+    if source_label:
+        marker = f'; the full output is indexed: ctx_search(queries=[...], source="{source_label}")'
+    else:
+        marker = f"; the full output is recorded as execution #{exec_id}"
+    stdout = body if body is not None else strip_ansi(collector.stdout.render(marker))
+    trimmed = collector.stdout.trimmed or collector.stderr.trimmed or body is not None
     parts: list[str] = [stdout.rstrip("\n")] if stdout.strip() else []
     is_error = outcome.status not in ("ok", "running")
 
@@ -69,4 +75,5 @@ def shape_reply(
         parts.append("[" + "; ".join(notes) + "]")
     if not parts:
         parts.append("(no output)")
-    return ShapedReply("\n".join(parts), is_error, "trimmed" if trimmed else "full")
+    kind = "intent" if body is not None else ("trimmed" if trimmed else "full")
+    return ShapedReply("\n".join(parts), is_error, kind)

@@ -33,3 +33,11 @@ class ExecuteReply:
     execution_id: int | None = None
     bytes_produced: int = 0
     bytes_returned: int = 0
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ctx_batch_execute command."""
+
+    label: str
+    command: str

@@ -19,14 +19,21 @@ from ..kernels.backend import JupyterKernel
 from ..kernels.languages import Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
 from ..store.db import Database
-from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
+from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
 from .collector import OutputCollector
-from .files import file_hash, preamble, resolve_in_project
+from ..knowledge.intent import intent_excerpt
+from ..knowledge.service import KnowledgeService
+from ..paths import resolve_in_project
+from ..settings import INTENT_THRESHOLD
+from .files import file_hash, preamble
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
 
 Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+# Output beyond this is recorded but not indexed: indexing holds the text and its chunks in
+# memory (about six times its size), and the server must stay small whatever a cell prints.
+MAX_INDEXED_OUTPUT = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,7 @@ class ExecutionService:
         project_dir: Path,
         limits: ExecutionLimits,
         spawn: Spawn,
+        knowledge: KnowledgeService | None = None,
     ) -> None:
         self._db = db
         self._executions = executions
@@ -56,6 +64,7 @@ class ExecutionService:
         self._project_dir = project_dir
         self._limits = limits
         self._spawn = spawn
+        self._knowledge = knowledge
         self._known_sessions: set[str] = set()
         self._background: dict[int, anyio.Event] = {}
 
@@ -115,7 +124,7 @@ class ExecutionService:
                 await self._db.run(self._executions.finish, exec_id, ExecutionEnd(status="interrupted"))
             raise
         await stack.aclose()
-        return await self._complete(exec_id, req, language, collector, outcome, clamp_note, kernel)
+        return await self._complete(exec_id, req, session, language, collector, outcome, clamp_note, kernel)
 
     def _resolve(self, req: ExecuteRequest) -> tuple[Language | None, str]:
         if req.kernel:
@@ -196,6 +205,40 @@ class ExecutionService:
         return ExecuteReply(reply.text, False, "running", exec_id, run.collector.bytes_produced,
                             len(reply.text.encode()))
 
+    async def run_recorded(self, kernel: JupyterKernel, req: ExecuteRequest, session: SessionRef,
+                           deadline: float) -> tuple[int, CellOutcome, OutputCollector]:
+        """Run one cell on a kernel the caller owns (batch commands), recorded like any execution."""
+        await self._touch(session)
+        exec_id = await self._db.run(self._executions.start, ExecutionStart(
+            session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=kernel.kernel_name,
+            timeout_ms=req.timeout_ms, fresh=True,
+        ))
+        collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
+
+        async def flush(first: int, batch: list[dict]) -> None:  # type: ignore[type-arg]
+            await self._db.run(self._executions.add_outputs, exec_id, first, batch)
+
+        run = CellRun(kernel, collector, flush)
+        run.send(req.code)
+        if await run.wait(deadline):
+            outcome = await run.outcome()
+        else:
+            outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
+        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+            status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
+            execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
+            bytes_produced=collector.bytes_produced, returned_kind="indexed",
+            note="batch command: output indexed, the reply carries search results",
+        ))
+        return exec_id, outcome, collector
+
+    async def recorded_output(self, exec_id: int) -> str:
+        text, _ = await self._db.run(recorded_stdout, self._executions, exec_id, MAX_INDEXED_OUTPUT)
+        return text
+
+    def clamp_timeout(self, timeout_ms: int | None) -> tuple[int, str]:
+        return self._timeout(timeout_ms)
+
     async def wait_background(self, exec_id: int, timeout: float) -> bool:
         """Wait until background execution `exec_id` has finished and been recorded; False on timeout."""
         event = self._background.get(exec_id)
@@ -206,11 +249,13 @@ class ExecutionService:
             return True
         return False
 
-    async def _complete(self, exec_id: int, req: ExecuteRequest, language: Language | None,
+    async def _complete(self, exec_id: int, req: ExecuteRequest, session: SessionRef, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
                         kernel: JupyterKernel) -> ExecuteReply:
         notes = [n for n in [clamp_note, outcome.note] if n]
-        reply = shape_reply(collector, outcome, exec_id=exec_id, language=language, notes=notes)
+        body, label = await self._index_large_output(exec_id, req, session, collector)
+        reply = shape_reply(collector, outcome, exec_id=exec_id, language=language, notes=notes, body=body,
+                            source_label=label)
         returned = len(reply.text.encode())
         await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
@@ -219,6 +264,29 @@ class ExecutionService:
             returned_kind=reply.kind, note="; ".join(notes) or None,
         ))
         return ExecuteReply(reply.text, reply.is_error, outcome.status, exec_id, collector.bytes_produced, returned)
+
+    async def _index_large_output(self, exec_id: int, req: ExecuteRequest, session: SessionRef,
+                                  collector: OutputCollector) -> tuple[str | None, str | None]:
+        """Index output the reply cannot hold; with an intent, answer with the lines that match it."""
+        wants_intent = bool(req.intent) and collector.stdout.total_bytes > INTENT_THRESHOLD
+        if self._knowledge is None or not (collector.stdout.trimmed or wants_intent):
+            return None, None
+        full, clipped = await self._db.run(recorded_stdout, self._executions, exec_id, MAX_INDEXED_OUTPUT)
+        label = f"exec-{exec_id}"
+        row = await self._knowledge.index_text(label=label, text=full, name="output.txt", kind="execution",
+                                               origin=f"execution #{exec_id}", session_id=session.id)
+        if not wants_intent:
+            return None, label
+        assert req.intent is not None
+        excerpt = intent_excerpt(full, req.intent, self._limits.return_budget)
+        head = (f"[{excerpt.total_lines} lines / {collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
+                f'source "{label}" ({row.chunk_count} sections{", first 8 MB" if clipped else ""}).')
+        if not excerpt.matched_lines:
+            return (head + f" No line matches the intent {req.intent!r}; search it: "
+                    f'ctx_search(queries=[...], source="{label}")]'), label
+        head += (f" Lines matching {req.intent!r}: {excerpt.matched_lines}, shown {excerpt.shown_lines}"
+                 f' (> marks them); more: ctx_search(queries=[...], source="{label}")]')
+        return head + "\n" + excerpt.text, label
 
     async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> ExecuteReply:
         text = str(exc)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import zmq
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
@@ -22,6 +23,9 @@ from ..errors import KernelStartFailed, KernelUnavailable
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
 from .quirks import setup_code
+
+
+RECEIVE_QUEUE_MESSAGES = 128
 
 
 class _GuardedKernelManager(AsyncKernelManager):  # type: ignore[misc]
@@ -96,6 +100,10 @@ class JupyterKernel:
                     env=self._env, cwd=str(self._cwd), stdout=self._log, stderr=self._log, stdin=None
                 )
                 kc = km.client()
+                # Bound what waits in our receive queue (ipykernel messages are capped at ~64 KB by
+                # kernels/quirks.py): the kernel's own send queue holds the rest, so the server's memory
+                # stays small during a print flood.
+                kc.context.setsockopt(zmq.RCVHWM, RECEIVE_QUEUE_MESSAGES)
                 kc.start_channels()
                 self._kc = kc
                 await kc.wait_for_ready(timeout=timeout)

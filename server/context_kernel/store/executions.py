@@ -172,3 +172,22 @@ def _row(row: Any) -> ExecutionRow:
     values["fresh"] = bool(values["fresh"])
     values["background"] = bool(values["background"])
     return ExecutionRow(**values)
+
+
+def recorded_stdout(repo: ExecutionRepository, execution_id: int, limit: int) -> tuple[str, bool]:
+    """What the agent would read in full: stdout plus text results, up to `limit` bytes (clipped?)."""
+    parts: list[str] = []
+    size = 0
+    for out in repo.iter_outputs(execution_id):
+        if out["output_type"] == "stream" and out.get("name") == "stdout":
+            piece = out.get("text", "")
+        elif out["output_type"] in ("execute_result", "display_data"):
+            plain = out.get("data", {}).get("text/plain", "")
+            piece = ("".join(plain) if isinstance(plain, list) else plain) + "\n"
+        else:
+            continue
+        parts.append(piece)
+        size += len(piece)
+        if size >= limit:
+            return "".join(parts)[:limit], True
+    return "".join(parts), False

@@ -67,7 +67,73 @@ def _m001_executions(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX outputs_execution ON outputs(execution_id, seq)"))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_m001_executions]
+def _m002_knowledge(conn: Connection) -> None:
+    # A source is one indexed thing (a text, a file, a fetched page, a cell's output, a batch);
+    # re-indexing its label replaces its chunks.
+    conn.execute(text("""
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            label TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            origin TEXT,
+            content_hash TEXT,
+            mtime REAL,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            code_chunks INTEGER NOT NULL DEFAULT 0,
+            session_id TEXT,
+            project_dir TEXT,
+            indexed_at REAL NOT NULL
+        )"""))
+    conn.execute(text("""
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL,
+            kind TEXT NOT NULL
+        )"""))
+    conn.execute(text("CREATE INDEX chunks_source ON chunks(source_id, seq)"))
+    # Two external-content FTS5 indexes over the same rows: porter for words and their stems,
+    # trigram for substrings (`useEff` finds `useEffect`). The repository fills both in bulk after
+    # inserting a source's chunks (an insert trigger interleaving the two indexes row by row is
+    # 40 % slower); a delete trigger keeps them in step on removal.
+    conn.execute(text(
+        "CREATE VIRTUAL TABLE chunks_porter USING fts5(title, content, content='chunks', content_rowid='id', "
+        "tokenize='porter unicode61 remove_diacritics 2')"))
+    # detail=none: the trigram index is the costly one to build (about 3x the porter one), and
+    # without positions it is half that. A substring longer than three characters is then
+    # matched as "all of its trigrams" (a superset) and checked exactly by the reranker.
+    conn.execute(text(
+        "CREATE VIRTUAL TABLE chunks_trigram USING fts5(title, content, content='chunks', content_rowid='id', "
+        "tokenize='trigram', detail=none)"))
+    for fts in ("chunks_porter", "chunks_trigram"):
+        # Fewer, larger merges: indexing one source per transaction otherwise spends its time merging.
+        conn.execute(text(f"INSERT INTO {fts}({fts}, rank) VALUES ('automerge', 8)"))
+    conn.execute(text("""
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_porter(chunks_porter, rowid, title, content)
+                VALUES ('delete', old.id, old.title, old.content);
+            INSERT INTO chunks_trigram(chunks_trigram, rowid, title, content)
+                VALUES ('delete', old.id, old.title, old.content);
+        END"""))
+    # The indexed stems with their document counts: fuzzy correction compares a misspelt query
+    # word's stem with these, and batch replies weigh distinctive terms by them. A view over the
+    # porter index itself, so it costs nothing at indexing time.
+    conn.execute(text("CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_porter, 'row')"))
+    # What each client session has already been sent, so a chunk is never sent twice.
+    conn.execute(text("""
+        CREATE TABLE sent_chunks (
+            session_id TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL,
+            call_no INTEGER NOT NULL,
+            sent_at REAL NOT NULL,
+            PRIMARY KEY (session_id, chunk_id)
+        ) WITHOUT ROWID"""))
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_m001_executions, _m002_knowledge]
 
 
 def migrate(conn: Connection) -> int:

@@ -10,7 +10,7 @@ from mcp.server.mcpserver import MCPServer
 from .. import __version__
 from ..app import AppHolder
 from ..settings import Settings
-from . import execute
+from . import batch, execute, knowledge
 from .context import ServerState
 from .sessions import SessionIds
 
@@ -31,4 +31,8 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> MCPServer[
     )
     server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC)
     server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC)
+    server.add_tool(knowledge.ctx_index, name="ctx_index", description=knowledge.INDEX_DOC)
+    server.add_tool(knowledge.ctx_search, name="ctx_search", description=knowledge.SEARCH_DOC)
+    server.add_tool(batch.ctx_batch_execute, name="ctx_batch_execute", description=batch.BATCH_DOC)
+    server.add_tool(knowledge.ctx_purge, name="ctx_purge", description=knowledge.PURGE_DOC)
     return server

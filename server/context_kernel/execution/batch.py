@@ -1,0 +1,141 @@
+"""ctx_batch_execute: gather with shell commands, index every output, answer questions from the index.
+
+Concurrency 1 runs the commands in order on one shell kernel with one shared time budget (later
+commands are skipped once it is spent). Above 1, a pool of shell kernels runs them with a
+timeout each; the reply keeps the input order either way. Kernels are fresh, so a batch's `cd`
+or exports never leak into the agent's own shell.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import anyio
+
+from ..errors import InvalidRequest
+from ..kernels.pool import KernelPool
+from ..knowledge.chunking.plain import chunk_text
+from ..knowledge.model import Chunk
+from ..knowledge.service import KnowledgeService
+from ..knowledge.terms import is_distinctive, stem, words
+from .requests import Command, ExecuteRequest, SessionRef
+from .service import ExecutionService
+
+SHELL_KERNEL = "ck-bash"
+MAX_COMMANDS = 50
+
+
+@dataclass
+class CommandResult:
+    command: Command
+    status: str = "skipped"
+    output: str = ""
+    error: str = ""
+    execution_id: int | None = None
+    seconds: float = 0.0
+
+
+class BatchService:
+    def __init__(self, *, execution: ExecutionService, knowledge: KnowledgeService, pool: KernelPool) -> None:
+        self._execution = execution
+        self._knowledge = knowledge
+        self._pool = pool
+
+    async def run(self, commands: list[Command], queries: list[str], *, session: SessionRef, concurrency: int = 1,
+                  timeout_ms: int | None = None, query_scope: str = "batch") -> str:
+        if not commands:
+            raise InvalidRequest("commands is empty", hint="pass commands=[{label, command}, ...]")
+        if len(commands) > MAX_COMMANDS:
+            raise InvalidRequest(f"{len(commands)} commands is more than {MAX_COMMANDS}", hint="split the batch")
+        if not 1 <= concurrency <= 8:
+            raise InvalidRequest(f"concurrency must be 1..8, not {concurrency}")
+        timeout, _ = self._execution.clamp_timeout(timeout_ms)
+        results = [CommandResult(c) for c in commands]
+        started = time.monotonic()
+        if concurrency == 1:
+            await self._serial(results, session, started + timeout / 1000)
+        else:
+            await self._parallel(results, session, concurrency, timeout / 1000)
+        label = f"batch-{next((r.execution_id for r in results if r.execution_id), 0)}"
+        document = "\n".join(f"# {r.command.label}\n{r.output}" for r in results)
+        chunks = _chunks(results)
+        row = await self._knowledge.index_chunks(label=label, chunks=chunks, text=document, kind="batch",
+                                                 session_id=session.id, origin="ctx_batch_execute")
+        lines = [f"Ran {len(results)} commands (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
+                 f'output indexed as source "{label}" ({row.chunk_count} sections):']
+        for i, r in enumerate(results, 1):
+            size = len(r.output.encode())
+            info = f"{r.output.count(chr(10))} lines, {size / 1024:.1f} KB" if r.status != "skipped" else \
+                "not run: the batch's time budget was spent"
+            err = f" — {r.error}" if r.error else ""
+            lines.append(f"  {i}. {r.command.label}: {r.status}, {info}{err}")
+        if queries:
+            reply = await self._knowledge.search(queries, session_id=session.id,
+                                                 source=label if query_scope == "batch" else None)
+            lines += ["", reply.text]
+        terms = await self._distinctive(document)
+        if terms:
+            lines += ["", "Distinctive terms for follow-up ctx_search: " + ", ".join(terms)]
+        return "\n".join(lines)
+
+    async def _serial(self, results: list[CommandResult], session: SessionRef, deadline: float) -> None:
+        async with self._pool.throwaway(SHELL_KERNEL) as kernel:
+            for r in results:
+                if time.monotonic() >= deadline:
+                    break  # the rest stay "skipped"
+                await self._one(kernel, r, session, deadline)
+
+    async def _parallel(self, results: list[CommandResult], session: SessionRef, concurrency: int,
+                        per_command_s: float) -> None:
+        queue = list(results)
+
+        async def worker() -> None:
+            async with self._pool.throwaway(SHELL_KERNEL) as kernel:
+                while queue:
+                    r = queue.pop(0)
+                    await self._one(kernel, r, session, time.monotonic() + per_command_s)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(concurrency, len(results))):
+                tg.start_soon(worker)
+
+    async def _one(self, kernel: object, r: CommandResult, session: SessionRef, deadline: float) -> None:
+        began = time.monotonic()
+        req = ExecuteRequest(code=r.command.command, language="shell", tool="ctx_batch_execute")
+        exec_id, outcome, collector = await self._execution.run_recorded(kernel, req, session, deadline)  # type: ignore[arg-type]
+        r.execution_id = exec_id
+        r.output = await self._execution.recorded_output(exec_id)
+        stderr = collector.stderr_text.strip()
+        if outcome.status == "ok":
+            r.status = "ok"
+        elif outcome.status == "timeout":
+            r.status, r.error = "timeout", "interrupted at the time limit"
+        else:
+            r.status = "error"
+            r.error = f"{outcome.error_name}: {outcome.error_value}" if outcome.error_name else "failed"
+            if stderr:
+                r.output += ("\n" if r.output and not r.output.endswith("\n") else "") + stderr + "\n"
+                r.error += " — " + stderr.splitlines()[-1][:200]
+        r.seconds = time.monotonic() - began
+
+    async def _distinctive(self, text: str, count: int = 12) -> list[str]:
+        tf = Counter(w for w in words(text[:4_000_000]) if is_distinctive(w))
+        common = [w for w, _ in tf.most_common(200)]
+        df = await self._knowledge.stem_frequencies([stem(w) for w in common])
+        # Frequent here, rare in the rest of the index: the words worth a follow-up search.
+        scored = sorted(common, key=lambda w: -tf[w] / math.log(2 + df.get(stem(w), 0)))
+        return scored[:count]
+
+
+def _chunks(results: list[CommandResult]) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for r in results:
+        if not r.output.strip():
+            chunks.append(Chunk(title=r.command.label, content=f"(no output; {r.status})", kind="prose"))
+            continue
+        for part in chunk_text(r.output):
+            chunks.append(Chunk(title=f"{r.command.label} > {part.title}", content=part.content, kind=part.kind))
+    return chunks

@@ -1,0 +1,50 @@
+"""Fuzzy correction: a misspelt query word is replaced by the closest indexed word."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Damerau–Levenshtein (optimal string alignment) distance, giving up past `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        best = cur[0]
+        for j, cb in enumerate(b, 1):
+            cost = 0 if ca == cb else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+            best = min(best, cur[j])
+        if best > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def allowed_distance(word: str) -> int:
+    return 1 if len(word) <= 5 else 2
+
+
+def correct(word: str, candidates: Callable[[str, int, int], list[tuple[str, int]]]) -> str | None:
+    """The closest indexed word (ties: the more frequent), or None if nothing is close enough.
+
+    `candidates(first_letter, min_len, max_len)` lists (indexed word or stem, document frequency).
+    Candidates sharing the first letter are tried first; then those sharing the second.
+    """
+    if len(word) < 4:
+        return None
+    limit = allowed_distance(word)
+    best: tuple[int, int, str] | None = None
+    for first in dict.fromkeys([word[0], word[1]]):
+        for term, df in candidates(first, len(word) - limit, len(word) + limit):
+            if term == word:
+                return None  # the word exists: nothing to correct
+            dist = edit_distance(word, term, limit)
+            if dist <= limit and (best is None or (dist, -df) < (best[0], best[1])):
+                best = (dist, -df, term)
+    return best[2] if best else None

@@ -1,0 +1,67 @@
+"""Ranking: reciprocal rank fusion of the porter and trigram lists, then a proximity/phrase rerank."""
+
+from __future__ import annotations
+
+from ..store.knowledge import ChunkRow
+from .snippets import Matcher
+from .terms import stem
+
+RRF_K = 60
+
+
+def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:
+    """Reciprocal rank fusion: each list contributes 1 / (k + rank) for every id it holds."""
+    scores: dict[int, float] = {}
+    for ids in ranked:
+        for rank, cid in enumerate(ids, start=1):
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matcher) -> list[tuple[int, float]]:
+    """Boost chunks that hold more of the query's words, close together, in the title, or as a phrase."""
+    wanted = matcher.stems
+    phrase = [stem(t) for t in matcher.terms]
+    out = []
+    for cid, base in fused.items():
+        chunk = chunks.get(cid)
+        if chunk is None:
+            continue
+        title_hits = {k for _, _, k in matcher.positions(chunk.title)}
+        body = matcher.positions(chunk.content[:20000])
+        body_hits = {k for _, _, k in body}
+        coverage = len(title_hits | body_hits) / max(1, len(wanted))
+        title_cov = len(title_hits) / max(1, len(wanted))
+        proximity = _proximity(body, len(wanted))
+        phrase_bonus = _phrase(chunk.content, body, phrase) if len(phrase) > 1 else 0.0
+        score = base * (1.0 + 2.0 * coverage + 1.0 * title_cov + 0.8 * proximity + 1.0 * phrase_bonus)
+        out.append((cid, score))
+    out.sort(key=lambda item: -item[1])
+    return out
+
+
+def _proximity(hits: list[tuple[int, int, str]], wanted: int) -> float:
+    """1.0 when all matched words sit within a short window; falls towards 0 as they spread out."""
+    distinct = {k for _, _, k in hits}
+    if len(distinct) < 2 or wanted < 2:
+        return 0.0
+    best = None
+    last: dict[str, int] = {}
+    for start, _, k in hits:
+        last[k] = start
+        if len(last) == len(distinct):
+            span = start - min(last.values())
+            best = span if best is None else min(best, span)
+    if best is None:
+        return 0.0
+    return (len(distinct) / wanted) / (1.0 + best / 80.0)
+
+
+def _phrase(text: str, hits: list[tuple[int, int, str]], phrase: list[str]) -> float:
+    """Fraction of consecutive query-word pairs found next to each other (only spaces or punctuation between)."""
+    wanted = set(zip(phrase, phrase[1:]))
+    found = set()
+    for (_, end, k1), (start, _, k2) in zip(hits, hits[1:]):
+        if (k1, k2) in wanted and start - end <= 3 and not text[end:start].strip(" -_./:"):
+            found.add((k1, k2))
+    return len(found) / len(wanted)

@@ -1,0 +1,102 @@
+"""Search over the knowledge base: porter + trigram FTS5, fused, reranked, fuzzy-corrected, snipped.
+
+Synchronous on purpose: the whole search runs on the store's worker thread in one hop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
+from .fuzzy import correct
+from .rank import fuse, rerank
+from .snippets import Matcher, snippet
+from .terms import WORD, query_terms, stem
+
+CANDIDATES = 30
+# A stem in at most this many chunks is rare enough to look for as a substring too.
+RARE = 3
+MAX_TRIGRAMS_PER_TERM = 8
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk: ChunkRow
+    score: float
+    snippet: str
+
+
+@dataclass
+class SearchResult:
+    query: str
+    hits: list[Hit] = field(default_factory=list)
+    corrections: dict[str, str] = field(default_factory=dict)
+
+
+def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str | None = None,
+           kind: str | None = None, sort: str = "relevance") -> SearchResult:
+    result = SearchResult(query=query)
+    terms = query_terms(query)
+    if not terms:
+        return result
+    known = repo.stem_frequencies(list({stem(t) for t in terms}))
+    fixed = _corrected(repo, terms, known)
+    if fixed:
+        corrections = {t: f for t, f in zip(terms, fixed) if t != f}
+        terms = fixed
+    ranked = _candidates(repo, terms, source, kind, known)
+    if not ranked:
+        return result
+    chunks = repo.chunks(list(ranked))
+    matcher = Matcher(terms)
+    ordered = rerank(ranked, chunks, matcher)[:limit]
+    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher)) for cid, score in ordered]
+    if fixed:
+        result.corrections = {orig: _spelled(stemmed, hits) for orig, stemmed in corrections.items()}
+    if sort == "timeline":
+        hits.sort(key=lambda h: (h.chunk.indexed_at, h.chunk.source_id, h.chunk.seq))
+    result.hits = hits
+    return result
+
+
+def trigram_expression(term: str) -> str:
+    """All of a term's trigrams (the index keeps no positions): a superset the reranker narrows."""
+    grams = [term[i:i + 3] for i in range(len(term) - 2)]
+    if len(grams) > MAX_TRIGRAMS_PER_TERM:
+        step = (len(grams) - 1) / (MAX_TRIGRAMS_PER_TERM - 1)
+        grams = [grams[round(i * step)] for i in range(MAX_TRIGRAMS_PER_TERM)]
+    quoted = [fts_quote(g) for g in dict.fromkeys(grams)]
+    return quoted[0] if len(quoted) == 1 else "(" + " AND ".join(quoted) + ")"
+
+
+def _candidates(repo: KnowledgeRepository, terms: list[str], source: str | None,
+                kind: str | None, known: dict[str, int]) -> dict[int, float]:
+    porter = repo.match("porter", " OR ".join(fts_quote(t) for t in terms), limit=CANDIDATES,
+                        source=source, kind=kind)
+    # The trigram index answers what porter cannot: parts of identifiers (`useEff`), words glued
+    # together, rare spellings. Whole words porter already knows would only make it slow.
+    tri_terms = [t for t in terms if len(t) >= 3 and (stem(t) not in known or known[stem(t)] <= RARE)]
+    trigram = repo.match("trigram", " OR ".join(trigram_expression(t) for t in tri_terms), limit=CANDIDATES,
+                         source=source, kind=kind) if tri_terms else []
+    return fuse([cid for cid, _ in porter], [cid for cid, _ in trigram])
+
+
+def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int]) -> list[str] | None:
+    """Replace words found nowhere in the index (not as a stem, not as a substring) by the closest stem."""
+    stems = {t: stem(t) for t in terms if len(t) >= 4}
+    fixed = []
+    for term in terms:
+        if term not in stems or stems[term] in known or repo.match("trigram", trigram_expression(term), limit=1):
+            fixed.append(term)
+        else:
+            fixed.append(correct(stems[term], repo.stems_near) or term)
+    return fixed if fixed != terms else None
+
+
+def _spelled(stemmed: str, hits: list[Hit]) -> str:
+    """Show a correction as a real word from the results (`kubernetes`), not its stem (`kubernet`)."""
+    for hit in hits[:3]:
+        for word in WORD.findall(hit.chunk.content):
+            if stem(word) == stemmed:
+                return word.lower()
+    return stemmed

@@ -1,0 +1,224 @@
+"""The knowledge base tables: sources, chunks, their two FTS5 indexes, the vocabulary, what was sent.
+
+Callers build FTS5 expressions with `fts_quote` only: user text never reaches MATCH unquoted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Engine, bindparam, text
+
+from ..knowledge.model import Chunk
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    id: int
+    label: str
+    kind: str
+    origin: str | None
+    content_hash: str | None
+    mtime: float | None
+    bytes: int
+    chunk_count: int
+    code_chunks: int
+    session_id: str | None
+    project_dir: str | None
+    indexed_at: float
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    label: str
+    kind: str
+    chunks: Sequence[Chunk]
+    origin: str | None = None
+    content_hash: str | None = None
+    mtime: float | None = None
+    size: int = 0
+    session_id: str | None = None
+    project_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    source_id: int
+    label: str
+    seq: int
+    title: str
+    content: str
+    kind: str
+    indexed_at: float
+
+
+def fts_quote(term: str) -> str:
+    """One FTS5 string token: double quotes doubled, so no operator or syntax survives."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class KnowledgeRepository:
+    """Synchronous repository; async callers go through `Database.run`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def replace_source(self, **spec: object) -> SourceRow:
+        """Index chunks under a label, replacing whatever the label held before (see SourceSpec)."""
+        return self.replace_sources([SourceSpec(**spec)])[0]  # type: ignore[arg-type]
+
+    def replace_sources(self, specs: Sequence[SourceSpec]) -> list[SourceRow]:
+        """Several sources in one transaction: a directory indexes faster as one write."""
+        with self._engine.begin() as conn:
+            return [_replace(conn, spec) for spec in specs]
+
+    def get_source(self, label: str) -> SourceRow | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(text("SELECT * FROM sources WHERE label = :l"), {"l": label}).mappings().first()
+        return SourceRow(**row) if row else None
+
+    def sources(self, label_filter: str | None = None, kinds: Sequence[str] | None = None) -> list[SourceRow]:
+        sql = "SELECT * FROM sources WHERE 1 = 1"
+        params: dict[str, object] = {}
+        if label_filter:
+            sql += " AND label LIKE :f ESCAPE '\\'"
+            params["f"] = f"%{like_escape(label_filter)}%"
+        stmt = text(sql)
+        if kinds:
+            stmt = text(sql + " AND kind IN :kinds").bindparams(bindparam("kinds", expanding=True))
+            params["kinds"] = list(kinds)
+        with self._engine.connect() as conn:
+            return [SourceRow(**r) for r in conn.execute(stmt, params).mappings()]
+
+    def match(self, table: str, expression: str, *, limit: int, source: str | None = None,
+              kind: str | None = None) -> list[tuple[int, float]]:
+        """(chunk id, bm25 score — lower is better) for an FTS5 expression built with fts_quote."""
+        fts = {"porter": "chunks_porter", "trigram": "chunks_trigram"}[table]
+        sql = (f"SELECT c.id, bm25({fts}, 5.0, 1.0) AS score FROM {fts} JOIN chunks c ON c.id = {fts}.rowid ")
+        where = [f"{fts} MATCH :q"]
+        params: dict[str, object] = {"q": expression, "limit": limit}
+        if source:
+            sql += "JOIN sources s ON s.id = c.source_id "
+            where.append("s.label LIKE :src ESCAPE '\\'")
+            params["src"] = f"%{like_escape(source)}%"
+        if kind:
+            where.append("c.kind = :kind")
+            params["kind"] = kind
+        sql += "WHERE " + " AND ".join(where) + " ORDER BY score LIMIT :limit"
+        with self._engine.connect() as conn:
+            return [(int(r[0]), float(r[1])) for r in conn.execute(text(sql), params)]
+
+    def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        if not ids:
+            return {}
+        stmt = text(
+            "SELECT c.id, c.source_id, s.label, c.seq, c.title, c.content, c.kind, s.indexed_at FROM chunks c "
+            "JOIN sources s ON s.id = c.source_id WHERE c.id IN :ids"
+        ).bindparams(bindparam("ids", expanding=True))
+        with self._engine.connect() as conn:
+            return {int(r["id"]): ChunkRow(**r) for r in conn.execute(stmt, {"ids": list(ids)}).mappings()}
+
+    def source_chunks(self, label: str) -> list[ChunkRow]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT c.id, c.source_id, s.label, c.seq, c.title, c.content, c.kind, s.indexed_at FROM chunks c "
+                "JOIN sources s ON s.id = c.source_id WHERE s.label = :l ORDER BY c.seq"), {"l": label}).mappings()
+            return [ChunkRow(**r) for r in rows]
+
+    def stems_near(self, first: str, min_len: int, max_len: int, limit: int = 5000) -> list[tuple[str, int]]:
+        """Indexed stems starting with `first` whose length is in range: candidates for fuzzy correction."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT term, doc FROM chunks_vocab WHERE term >= :lo AND term < :hi "
+                "AND length(term) BETWEEN :a AND :b LIMIT :limit"),
+                {"lo": first, "hi": first + "\U0010ffff", "a": min_len, "b": max_len, "limit": limit})
+            return [(r[0], int(r[1])) for r in rows]
+
+    def stem_frequencies(self, stems: Sequence[str]) -> dict[str, int]:
+        """Stem → number of chunks holding it."""
+        if not stems:
+            return {}
+        stmt = text("SELECT term, doc FROM chunks_vocab WHERE term IN :t").bindparams(bindparam("t", expanding=True))
+        with self._engine.connect() as conn:
+            return {r[0]: int(r[1]) for r in conn.execute(stmt, {"t": list(stems)})}
+
+    def sent(self, session_id: str, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """Chunk id → the search call number in which this session was already sent it."""
+        if not chunk_ids:
+            return {}
+        stmt = text("SELECT chunk_id, call_no FROM sent_chunks WHERE session_id = :s AND chunk_id IN :ids"
+                    ).bindparams(bindparam("ids", expanding=True))
+        with self._engine.connect() as conn:
+            return {int(r[0]): int(r[1]) for r in conn.execute(stmt, {"s": session_id, "ids": list(chunk_ids)})}
+
+    def mark_sent(self, session_id: str, chunk_ids: Sequence[int], call_no: int) -> None:
+        if not chunk_ids:
+            return
+        now = time.time()
+        with self._engine.begin() as conn:
+            conn.execute(text(
+                "INSERT OR IGNORE INTO sent_chunks (session_id, chunk_id, call_no, sent_at) "
+                "VALUES (:s, :c, :n, :t)"), [{"s": session_id, "c": c, "n": call_no, "t": now} for c in chunk_ids])
+
+    def purge(self, *, session_id: str | None = None, project_dir: str | None = None) -> dict[str, int]:
+        """Delete indexed sources and execution records of a session, or of a whole project."""
+        with self._engine.begin() as conn:
+            if session_id is not None:
+                where, params = "session_id = :v", {"v": session_id}
+                sessions = [session_id]
+            else:
+                where, params = "project_dir = :v", {"v": project_dir}
+                sessions = [r[0] for r in conn.execute(text("SELECT id FROM sessions WHERE project_dir = :v"), params)]
+            sources = _delete_sources(conn, where, params)
+            executions = 0
+            for sid in sessions:
+                executions += conn.execute(text("DELETE FROM executions WHERE session_id = :s"), {"s": sid}).rowcount
+                conn.execute(text("DELETE FROM sent_chunks WHERE session_id = :s"), {"s": sid})
+                conn.execute(text("DELETE FROM sessions WHERE id = :s"), {"s": sid})
+        return {"sources": sources, "executions": executions, "sessions": len(sessions)}
+
+    def delete_older_than(self, cutoff: float, kinds: Sequence[str]) -> int:
+        stmt = "indexed_at < :cutoff AND kind IN ({})".format(", ".join(f":k{i}" for i in range(len(kinds))))
+        params: dict[str, object] = {"cutoff": cutoff, **{f"k{i}": k for i, k in enumerate(kinds)}}
+        with self._engine.begin() as conn:
+            return _delete_sources(conn, stmt, params)
+
+
+def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
+    _delete_sources(conn, "label = :label", {"label": spec.label})
+    chunks = spec.chunks
+    result = conn.execute(text(
+        "INSERT INTO sources (label, kind, origin, content_hash, mtime, bytes, chunk_count, code_chunks, "
+        "session_id, project_dir, indexed_at) VALUES (:label, :kind, :origin, :hash, :mtime, :bytes, "
+        ":count, :code, :session, :project, :now)"), {
+        "label": spec.label, "kind": spec.kind, "origin": spec.origin, "hash": spec.content_hash,
+        "mtime": spec.mtime, "bytes": spec.size, "count": len(chunks), "code": sum(c.kind == "code" for c in chunks),
+        "session": spec.session_id, "project": spec.project_dir, "now": time.time(),
+    })
+    source_id = int(result.lastrowid)  # type: ignore[arg-type]
+    if chunks:
+        conn.execute(text(
+            "INSERT INTO chunks (source_id, seq, title, content, kind) VALUES (:sid, :seq, :title, :content, :kind)"),
+            [{"sid": source_id, "seq": i, "title": c.title, "content": c.content, "kind": c.kind}
+             for i, c in enumerate(chunks)])
+        for fts in ("chunks_porter", "chunks_trigram"):
+            conn.execute(text(f"INSERT INTO {fts}(rowid, title, content) SELECT id, title, content FROM chunks "
+                              "WHERE source_id = :sid"), {"sid": source_id})
+    row = conn.execute(text("SELECT * FROM sources WHERE id = :id"), {"id": source_id}).mappings().one()
+    return SourceRow(**row)
+
+
+def _delete_sources(conn: Connection, where: str, params: dict[str, object]) -> int:
+    # Chunks first, explicitly, so the FTS delete triggers run for every row.
+    ids = [r[0] for r in conn.execute(text(f"SELECT id FROM sources WHERE {where}"), params)]
+    for sid in ids:
+        conn.execute(text("DELETE FROM chunks WHERE source_id = :id"), {"id": sid})
+        conn.execute(text("DELETE FROM sources WHERE id = :id"), {"id": sid})
+    return len(ids)

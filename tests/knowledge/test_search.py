@@ -1,0 +1,137 @@
+"""Search on a real SQLite file: ranking, fuzzy correction, snippets, re-indexing, hostile queries."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from context_kernel.knowledge.search import search
+from context_kernel.knowledge.service import KnowledgeService
+from context_kernel.store.db import Database
+from context_kernel.store.knowledge import KnowledgeRepository
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def kb(tmp_path: Path) -> AsyncIterator[KnowledgeService]:
+    db = Database.open(tmp_path / "kb.sqlite3")
+    (tmp_path / "project").mkdir(exist_ok=True)
+    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
+                               search_budget=6144)
+    service.db = db  # type: ignore[attr-defined]
+    try:
+        yield service
+    finally:
+        db.close()
+
+
+async def titles(kb: KnowledgeService, query: str, **kw: object) -> list[str]:
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), query, **kw))  # type: ignore[arg-type]
+    return [h.chunk.title for h in result.hits]
+
+
+async def test_a_title_match_beats_a_body_match(kb: KnowledgeService) -> None:
+    await kb.index_text(label="doc", name="doc.md", text=(
+        "# Networking\nThe proxy settings live in the config file. Retries are handled elsewhere.\n\n"
+        "# Retries\nBack off exponentially.\n"))
+    assert (await titles(kb, "retries"))[0] == "Retries"
+
+
+async def test_a_phrase_beats_scattered_words(kb: KnowledgeService) -> None:
+    await kb.index_text(label="a", name="a.md", text=(
+        "# Scattered\nThe connection was slow. Later, a pool of workers was idle, and a timeout was set.\n"))
+    await kb.index_text(label="b", name="b.md", text=(
+        "# Together\nConfigure the connection pool timeout with the pool_timeout option.\n"))
+    assert (await titles(kb, "connection pool timeout"))[0] == "Together"
+
+
+async def test_a_partial_identifier_finds_the_full_one_through_trigrams(kb: KnowledgeService) -> None:
+    await kb.index_text(label="react", name="react.md", text="# Hooks\nCall useEffect to synchronise with the DOM.\n")
+    await kb.index_text(label="other", name="other.md", text="# Other\nNothing about hooks here at all.\n")
+    assert await titles(kb, "useEff") == ["Hooks"]
+
+
+async def test_a_misspelt_word_is_corrected_against_the_vocabulary(kb: KnowledgeService) -> None:
+    await kb.index_text(label="k8s", name="k8s.md", text="# Cluster\nDeploy the service to kubernetes with kubectl.\n")
+    await kb.index_text(label="misc", name="misc.md", text="# Misc\nUnrelated words about gardening.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "kuberntes"))
+    assert [h.chunk.title for h in result.hits] == ["Cluster"]
+    assert result.corrections == {"kuberntes": "kubernetes"}
+
+
+async def test_snippets_are_windows_around_stemmed_matches(kb: KnowledgeService) -> None:
+    filler = "Nothing to see in this line at all.\n" * 80
+    text = "# Log\n" + filler + "The workers were running migrations when it failed.\n" + filler
+    await kb.index_text(label="log", name="log.md", text=text)
+    reply = await kb.search(["run migration"], session_id="s")
+    assert "were running migrations" in reply.text
+    assert reply.text.count("Nothing to see") < 20
+
+
+async def test_reindexing_a_label_replaces_its_chunks(kb: KnowledgeService) -> None:
+    await kb.index_text(label="notes", name="n.md", text="# Old\nzebra crossing\n")
+    await kb.index_text(label="notes", name="n.md", text="# New\nyak shaving\n")
+    assert await titles(kb, "zebra") == []
+    assert await titles(kb, "yak") == ["New"]
+
+
+async def test_a_changed_file_is_reindexed_when_searched(kb: KnowledgeService, tmp_path: Path) -> None:
+    doc = tmp_path / "project" / "guide.md"
+    doc.write_text("# Setup\nInstall with pip.\n")
+    await kb.index_path("guide.md")
+    doc.write_text("# Setup\nInstall with conda instead.\n")
+    os.utime(doc, (doc.stat().st_atime, doc.stat().st_mtime + 5))
+    reply = await kb.search(["conda"], session_id="s")
+    assert "re-indexed 1 changed file" in reply.text and "conda instead" in reply.text
+
+
+async def test_a_chunk_is_sent_once_per_session_then_only_named(kb: KnowledgeService) -> None:
+    await kb.index_text(label="doc", name="d.md", text="# Alpha\nThe alpha section body.\n")
+    first = await kb.search(["alpha"], session_id="s1")
+    second = await kb.search(["alpha"], session_id="s1")
+    other = await kb.search(["alpha"], session_id="s2")
+    assert "The alpha section body." in first.text
+    assert "already sent in search call 1" in second.text and "The alpha section body." not in second.text
+    assert "The alpha section body." in other.text
+
+
+async def test_the_reply_stays_within_the_byte_budget(kb: KnowledgeService) -> None:
+    for i in range(20):
+        await kb.index_text(label=f"doc{i}", name=f"d{i}.md", text=f"# Part {i}\n" + "budget words here. " * 150)
+    reply = await kb.search(["budget words"], session_id="s", limit=10)
+    assert reply.sent_bytes <= 6144 + 200
+    assert "left out to stay within" in reply.text
+
+
+HOSTILE = ['"', '""', '"unbalanced', "*", "a*", "NEAR(a b)", "^start", "(((", ")", "a AND OR NOT b", "col:val",
+           "x" * 10_000, "🙂🚀 emoji", "中文 検索 한국어", "-", "'; DROP TABLE chunks; --", "\x00", "a - - b", "{a b}"]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+async def test_hostile_queries_never_raise(kb: KnowledgeService, query: str) -> None:
+    await kb.index_text(label="doc", name="d.md", text="# Title\nSome text with 中文 and emoji 🙂 and NEAR words.\n")
+    reply = await kb.search([query], session_id="s")
+    assert isinstance(reply.text, str)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(max_size=300))
+def test_any_query_string_searches_without_raising(tmp_path_factory: pytest.TempPathFactory, query: str) -> None:
+    path = tmp_path_factory.getbasetemp() / "hostile.sqlite3"
+    db = Database.open(path)
+    try:
+        repo = KnowledgeRepository(db.engine)
+        if repo.get_source("doc") is None:
+            from context_kernel.knowledge.chunking import chunk_document
+
+            repo.replace_source(label="doc", kind="text", chunks=chunk_document("# T\nsome words here\n", name="d.md"))
+        search(repo, query)
+    finally:
+        db.close()
