@@ -184,12 +184,6 @@ class KnowledgeRepository:
                 conn.execute(text("DELETE FROM sessions WHERE id = :s"), {"s": sid})
         return {"sources": sources, "executions": executions, "sessions": len(sessions)}
 
-    def delete_older_than(self, cutoff: float, kinds: Sequence[str]) -> int:
-        stmt = "indexed_at < :cutoff AND kind IN ({})".format(", ".join(f":k{i}" for i in range(len(kinds))))
-        params: dict[str, object] = {"cutoff": cutoff, **{f"k{i}": k for i, k in enumerate(kinds)}}
-        with self._engine.begin() as conn:
-            return _delete_sources(conn, stmt, params)
-
 
 def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
     _delete_sources(conn, "label = :label", {"label": spec.label})
