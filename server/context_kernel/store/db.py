@@ -76,10 +76,19 @@ class Database:
         self.engine.dispose()
 
 
+LOCK_RETRIES = 3
+
+
 def _guarded(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except OperationalError as exc:
-        raise StoreError(f"database error: {exc.orig}") from exc
-    except SQLAlchemyError as exc:
-        raise StoreError(f"database error: {exc}") from exc
+    # The busy timeout already waits for other processes' writes; a write that still finds the
+    # database locked (a checkpoint, a long writer elsewhere) is tried again before giving up.
+    for attempt in range(LOCK_RETRIES + 1):
+        try:
+            return fn()
+        except OperationalError as exc:
+            if "locked" in str(exc.orig) and attempt < LOCK_RETRIES:
+                continue
+            raise StoreError(f"database error: {exc.orig}") from exc
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database error: {exc}") from exc
+    raise AssertionError("unreachable")
