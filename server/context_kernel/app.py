@@ -17,6 +17,8 @@ import anyio.abc
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from .web.client import SafeFetcher
+    from .web.service import FetchService
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
     from .kernels.pool import KernelPool
@@ -36,6 +38,8 @@ class App:
     execution: ExecutionService
     knowledge: KnowledgeService
     batch: BatchService
+    fetch: FetchService
+    fetcher: SafeFetcher
 
 
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
@@ -49,6 +53,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .store.db import Database
     from .store.executions import ExecutionRepository
     from .store.knowledge import KnowledgeRepository
+    from .web.client import SafeFetcher
+    from .web.service import FetchService
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     base_env = settings.base_env if settings.base_env is not None else {}
@@ -82,8 +88,12 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     service = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
                                limits=limits, spawn=spawn, knowledge=knowledge)
     batch = BatchService(execution=service, knowledge=knowledge, pool=pool)
+    fetcher = SafeFetcher(strict=settings.fetch_strict, max_body_bytes=settings.fetch_max_body,
+                          proxy=settings.fetch_proxy)
+    fetch = FetchService(db=db, repo=KnowledgeRepository(db.engine), knowledge=knowledge, fetcher=fetcher)
+    await fetch.remove_stale()  # fetched content older than 14 days goes when the server starts
     return App(settings=settings, db=db, executions=executions, pool=pool, execution=service, knowledge=knowledge,
-               batch=batch)
+               batch=batch, fetch=fetch, fetcher=fetcher)
 
 
 class AppHolder:
@@ -109,6 +119,8 @@ class AppHolder:
         app, self._app = self._app, None
         if app is not None:
             await app.pool.shutdown_all()  # shielded and time-bounded inside
+            with anyio.CancelScope(shield=True):
+                await app.fetcher.aclose()
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
         if app is not None:

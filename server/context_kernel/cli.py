@@ -2,6 +2,7 @@
 
 context-kernel serve [--transport stdio|http] [--project DIR] ...   run the MCP server
 context-kernel doctor                                               every language, its kernel, does it start
+context-kernel fetch URL...                                         fetch pages into the knowledge base
 """
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ def _env_int(env: dict[str, str], name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {env[name]!r}") from None
 
 
+def _fetch_proxy(env: dict[str, str]) -> str | None:
+    # Proxy variables are ignored unless explicitly enabled: a proxy sees every fetched URL.
+    if env.get("CONTEXT_KERNEL_FETCH_USE_PROXY", "") in ("", "0"):
+        return None
+    return env.get("HTTPS_PROXY") or env.get("https_proxy") or env.get("HTTP_PROXY") or env.get("http_proxy")
+
+
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
     return Settings(
         home=default_home(env),
@@ -57,6 +65,9 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         kernel_idle_cull_s=float(_env_int(env, "CONTEXT_KERNEL_IDLE_CULL_S", 1800)),
         max_kernels=getattr(args, "max_kernels", None) or _env_int(env, "CONTEXT_KERNEL_MAX_KERNELS", 16),
         progress_interval_s=float(env.get("CONTEXT_KERNEL_PROGRESS_S", "5")),
+        fetch_strict=env.get("CTX_FETCH_STRICT", "") not in ("", "0"),
+        fetch_max_body=_env_int(env, "CONTEXT_KERNEL_FETCH_MAX_BYTES", 50 * 1024 * 1024),
+        fetch_proxy=_fetch_proxy(env),
         base_env=dict(env),
     )
 
@@ -135,6 +146,40 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(settings, start=not args.no_start)
 
 
+async def _fetch(settings: Settings, urls: list[str], source: str | None, force: bool, ttl: float | None,
+                 concurrency: int) -> int:
+    from tqdm import tqdm
+
+    from .app import AppHolder
+    from .web.outcomes import FetchRequest, render_many, render_one
+
+    requests = [FetchRequest(u, source if len(urls) == 1 else None) for u in urls]
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        with tqdm(total=len(urls), unit="url", file=sys.stderr, disable=len(urls) == 1) as bar:
+            outcomes = await app.fetch.fetch_many(requests, session_id="cli", ttl_s=ttl, force=force,
+                                                  concurrency=concurrency, on_done=lambda _o: bar.update(1))
+    if len(outcomes) == 1:
+        print(render_one(outcomes[0]))
+        return 1 if outcomes[0].status == "error" else 0
+    text, all_failed = render_many(outcomes)
+    print(text)
+    return 1 if all_failed else 0
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .errors import ContextKernelError
+
+    settings = build_settings(args, dict(os.environ))
+    try:
+        return anyio.run(_fetch, settings, args.urls, args.source, args.force, args.ttl, args.concurrency)
+    except ContextKernelError as exc:
+        print(f"context-kernel fetch: {exc}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -150,6 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
     doctor.add_argument("--project", default=None)
     doctor.set_defaults(func=cmd_doctor)
+    fetch = sub.add_parser("fetch", help="fetch pages into the knowledge base (as ctx_fetch_and_index)")
+    fetch.add_argument("urls", nargs="+")
+    fetch.add_argument("--source", help="label (one URL only; default: the URL)")
+    fetch.add_argument("--force", action="store_true", help="refetch even if cached")
+    fetch.add_argument("--ttl", type=float, default=None, help="seconds a cached copy stays fresh (default 24 h)")
+    fetch.add_argument("--concurrency", type=int, default=4)
+    fetch.add_argument("--project", default=None)
+    fetch.set_defaults(func=cmd_fetch)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

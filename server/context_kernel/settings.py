@@ -36,6 +36,11 @@ class Settings:
     max_kernels: int = 16
     progress_interval_s: float = 5.0
     kernel_start_timeout_s: float = 60.0
+    fetch_strict: bool = False
+    """CTX_FETCH_STRICT=1: also refuse loopback and private addresses (hosted or CI use)."""
+    fetch_max_body: int = 50 * 1024 * 1024
+    fetch_proxy: str | None = None
+    """Proxy for fetches; proxy environment variables are ignored unless the CLI is told to use them."""
     extra_kernel_env: dict[str, str] = field(default_factory=dict)
     """Variables added to every kernel's environment (after scrubbing)."""
     base_env: dict[str, str] | None = None

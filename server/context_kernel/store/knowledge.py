@@ -185,6 +185,12 @@ class KnowledgeRepository:
         return {"sources": sources, "executions": executions, "sessions": len(sessions)}
 
 
+def delete_older_than(engine: Engine, cutoff: float, kind: str) -> int:
+    """Remove sources of `kind` indexed before `cutoff` (fetched pages are kept 14 days)."""
+    with engine.begin() as conn:
+        return _delete_sources(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
+
+
 def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
     _delete_sources(conn, "label = :label", {"label": spec.label})
     chunks = spec.chunks

@@ -1,0 +1,1 @@
+"""The web: fetching pages safely and turning what they return into indexable text."""

@@ -1,0 +1,82 @@
+"""ctx_fetch_and_index: fetch once, convert, index, and answer with a short preview.
+
+Pages are cached by label: within the TTL a second fetch answers from the index and says how
+old it is; `force` or `ttl=0` refetches and replaces the old chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+import anyio
+
+from ..errors import ContextKernelError, InvalidRequest
+from ..knowledge.service import KnowledgeService
+from ..store.db import Database
+from ..store.knowledge import KnowledgeRepository, delete_older_than
+from .client import SafeFetcher
+from .convert import UnsupportedContent, convert
+from .outcomes import FetchOutcome, FetchRequest, preview
+
+DEFAULT_TTL_S = 24 * 3600
+KEEP_FETCHED_S = 14 * 24 * 3600
+MAX_URLS = 50
+
+
+class FetchService:
+    def __init__(self, *, db: Database, repo: KnowledgeRepository, knowledge: KnowledgeService,
+                 fetcher: SafeFetcher, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._repo = repo
+        self._knowledge = knowledge
+        self._fetcher = fetcher
+        self._clock = clock
+
+    async def remove_stale(self) -> int:
+        """Server start calls this: fetched content older than 14 days goes."""
+        return await self._db.run(delete_older_than, self._db.engine, self._clock() - KEEP_FETCHED_S, "fetch")
+
+    async def fetch_many(self, requests: list[FetchRequest], *, session_id: str | None, ttl_s: float | None = None,
+                         force: bool = False, concurrency: int = 1,
+                         on_done: Callable[[FetchOutcome], None] | None = None) -> list[FetchOutcome]:
+        if not requests:
+            raise InvalidRequest("no URL given", hint="pass url, or requests=[{url, source?}, ...]")
+        if len(requests) > MAX_URLS:
+            raise InvalidRequest(f"{len(requests)} URLs is more than {MAX_URLS} in one call", hint="split the batch")
+        if not 1 <= concurrency <= 8:
+            raise InvalidRequest(f"concurrency must be 1..8, not {concurrency}")
+        results: list[FetchOutcome | None] = [None] * len(requests)
+        limiter = anyio.Semaphore(concurrency)
+
+        async def one(i: int, req: FetchRequest) -> None:
+            async with limiter:
+                results[i] = await self.fetch_one(req, session_id=session_id, ttl_s=ttl_s, force=force)
+                if on_done is not None:
+                    on_done(results[i])  # type: ignore[arg-type]
+
+        async with anyio.create_task_group() as tg:
+            for i, req in enumerate(requests):
+                tg.start_soon(one, i, req)
+        return [r for r in results if r is not None]
+
+    async def fetch_one(self, req: FetchRequest, *, session_id: str | None, ttl_s: float | None = None,
+                        force: bool = False) -> FetchOutcome:
+        label = req.source or req.url
+        ttl = DEFAULT_TTL_S if ttl_s is None else ttl_s
+        if not force and ttl > 0:
+            cached = await self._db.run(self._repo.get_source, label)
+            if cached is not None and cached.kind == "fetch" and cached.origin == req.url:
+                age = self._clock() - cached.indexed_at
+                if age < ttl:
+                    return FetchOutcome(req.url, label, "cached", cached, age_s=age)
+        try:
+            got = await self._fetcher.fetch(req.url)
+            converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, got.final_url)
+        except UnsupportedContent as exc:
+            return FetchOutcome(req.url, label, "error", error=str(exc))
+        except ContextKernelError as exc:
+            return FetchOutcome(req.url, label, "error", error=str(exc))
+        row = await self._knowledge.index_text(label=label, text=converted.text, name=converted.name, kind="fetch",
+                                               origin=req.url, session_id=session_id)
+        return FetchOutcome(req.url, label, "new", row, fetched_bytes=len(got.body), kind=converted.kind,
+                            preview=preview(converted.text))
