@@ -40,3 +40,33 @@ def test_doctor_without_start_only_checks_kernelspecs(tmp_path: Path) -> None:
 def test_an_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
     out = run_cli(tmp_path, "frobnicate", timeout=60)
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_fetch_command_indexes_pages_and_reports_each(tmp_path: Path) -> None:
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+            pass
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "a.md").write_text("# Alpha\nalpha words\n")
+    (site / "b.txt").write_text("beta words\n")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        out = run_cli(tmp_path, "fetch", f"{base}/a.md", f"{base}/b.txt", f"{base}/missing", timeout=120)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"1. {base}/a.md — new:") and lines[1].startswith(f"2. {base}/b.txt — new:")
+    assert lines[2].startswith(f"3. {base}/missing — error:") and lines[3].startswith("2 of 3 indexed")
+    assert "3/3" in out.stderr  # the progress bar
