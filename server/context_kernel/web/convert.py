@@ -23,7 +23,6 @@ import html
 import json
 import re
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from posixpath import splitext
 from urllib.parse import urlsplit
 
@@ -38,7 +37,9 @@ from context_kernel.errors import ContextKernelError
 # readability keeping less than this share of the cleaned page's text means it picked one
 # section of an index or reference page, not an article: convert the whole cleaned page.
 MIN_READABILITY_SHARE = 0.3
-MAX_READABILITY_CHARS = 3_000_000  # it scores every node in Python: past this, not worth seconds
+# readability parses three times and scores every node in Python, ~2 s per MB of cleaned HTML;
+# pages past this are single-page references, where the whole page is the answer anyway.
+MAX_READABILITY_CHARS = 1_000_000
 SNIFF_BYTES = 8192
 
 # Most binary formats have a NUL in their first bytes; these may not, or deserve a better name.
@@ -77,13 +78,14 @@ class UnsupportedContent(ContextKernelError):
 
 # --- decoding -------------------------------------------------------------------------------
 
-_CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?\s*([\w.:+-]+)""", re.I)
-_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:+-]+)""", re.I)
+_CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?\s*([\w.:+-]+)""", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:+-]+)""", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:+-]+)""")
 # Browsers decode these labels as the superset (WHATWG Encoding): a page labelled ISO-8859-1
 # with curly quotes at 0x93/0x94 is cp1252, and Shift_JIS pages use cp932's extra characters.
 _SUPERSET = {"iso8859-1": "cp1252", "ascii": "cp1252", "iso8859-9": "cp1254", "shift_jis": "cp932",
              "gb2312": "gb18030", "gbk": "gb18030", "euc_kr": "cp949", "tis-620": "cp874", "iso8859-11": "cp874"}
+_NOT_CHARSETS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape", "utf-7"})
 _LABEL_ALIASES = {"windows-31j": "cp932", "x-sjis": "cp932", "x-gbk": "gbk", "x-euc-jp": "euc_jp"}
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -96,22 +98,26 @@ def decode_body(body: bytes, content_type: str | None) -> str:
     the header's charset, for markup `<meta charset>` or an XML declaration in the first 4 KB,
     strict UTF-8, then charset-normalizer's guess, then cp1252. NULs are dropped.
     """
-    return body.decode(_encoding_of(body, content_type), errors="replace").replace("\x00", "")
+    try:
+        text = body.decode(_encoding_of(body, content_type), errors="replace")
+    except (LookupError, UnicodeError, ValueError):  # a codec that refuses errors="replace"
+        text = body.decode("utf-8", errors="replace")
+    return text.replace("\x00", "")
 
 
 def _encoding_of(body: bytes, content_type: str | None) -> str:
     for bom, codec in _BOMS:
         if body.startswith(bom):
             return codec
-    if (match := _CHARSET_PARAM.search(content_type or "")) and (codec := _codec(match.group(1))):
-        return codec
+    if (param := _CHARSET_PARAM.search(content_type or "")) and (declared := _codec(param.group(1))):
+        return declared
     head, media = body[:4096], _media_type(content_type)
     # Only markup is searched: a `<meta charset>` in JSON or markdown is an example, not a label.
     if "html" in media or media.endswith("xml") or (_is_sniffable(media) and head.lstrip()[:1] == b"<"):
-        match = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
-        if match and (codec := _codec(match.group(1).decode("ascii"))):
+        label = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
+        if label and (declared := _codec(label.group(1).decode("ascii"))):
             # A page that could declare itself in ASCII is not UTF-16, whatever it says.
-            return "utf-8" if codec.startswith(("utf-16", "utf-32")) else codec
+            return "utf-8" if declared.startswith(("utf-16", "utf-32")) else declared
     try:
         body.decode("utf-8")
         return "utf-8"
@@ -121,12 +127,15 @@ def _encoding_of(body: bytes, content_type: str | None) -> str:
 
 
 def _codec(label: str) -> str | None:
+    """Python's codec for a charset label, or None. Headers are untrusted: Python also has codecs
+    that are not charsets (base64, rot13, zlib, unicode-escape) and must never be picked."""
     label = label.strip().lower()
     try:
         name = codecs.lookup(_LABEL_ALIASES.get(label, label)).name
-    except LookupError:
+        b"a".decode(name, "replace")  # LookupError for bytes-to-bytes codecs (empty input skips the check)
+    except (LookupError, UnicodeError):
         return None
-    return _SUPERSET.get(name, name)
+    return None if name in _NOT_CHARSETS else _SUPERSET.get(name, name)
 
 
 # --- routing, JSON, text --------------------------------------------------------------------
@@ -138,7 +147,10 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
     text = decode_body(body, content_type)
     route = _route(media, text, url)
     if route == "html":
-        return _convert_html(text, url)
+        try:
+            return _convert_html(text, url)
+        except Exception:  # noqa: BLE001 - lxml failing on a page nobody foresaw: its words, not a crash
+            return _words_only(text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if route == "json":
         return _convert_json(text)
@@ -157,7 +169,7 @@ def _refuse_binary(body: bytes, media: str, content_type: str | None) -> None:
             raise UnsupportedContent(served, description)
     # UTF-16 and UTF-32 text is full of NULs; anything else with one is binary.
     wide = any(head.startswith(bom) for bom, codec in _BOMS if codec != "utf-8-sig") or re.search(
-        r"charset\s*=\s*[\"']?utf-(16|32)", content_type or "", re.I)
+        r"charset\s*=\s*[\"']?utf-(16|32)", content_type or "", re.IGNORECASE)
     if b"\x00" in head and not wide:
         raise UnsupportedContent(served, "binary data")
     if _is_opaque(media):
@@ -183,7 +195,10 @@ def _is_sniffable(media: str) -> bool:
     return not media or media == "text/plain" or _is_opaque(media)
 
 
-_HTML_START = re.compile(r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+# A comment body is matched by a token that cannot run past "-->": with `.*?` a run of comments
+# can be split in 2^n ways and a failed match backtracks through all of them.
+_HTML_START = re.compile(
+    r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--(?:[^-]|-(?!->))*-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE)
 
 
 def _route(media: str, text: str, url: str) -> str:
@@ -199,9 +214,16 @@ def _route(media: str, text: str, url: str) -> str:
         return "html"
     if text.lstrip()[:1] in ("{", "[") and _parse_json(text) is not _INVALID:
         return "json"
-    if splitext(urlsplit(url).path)[1].lower() in (".md", ".markdown", ".mdx"):
+    if splitext(_path_of(url))[1].lower() in (".md", ".markdown", ".mdx"):
         return "markdown"
     return "text"
+
+
+def _path_of(url: str) -> str:
+    try:
+        return urlsplit(url).path
+    except ValueError:  # "http://[::1": not ours to judge here
+        return ""
 
 
 _INVALID = object()
@@ -248,8 +270,9 @@ def _first_h1(markdown: str) -> str | None:
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>")  # lxml refuses str input that declares an encoding
 _TAG = re.compile(r"<[^<>]*>")  # [^<>]: each scan stops at the next "<", so linear on any input
-_BLOCKS = frozenset({"br", "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "tr", "pre", "table", "section",
-                     "article", "blockquote", "dt", "dd"})
+_BLOCK_TAG = re.compile(r"<(?:br|/?(?:p|div|h[1-6]|li|dt|dd|tr|pre|table|section|article|blockquote))\b[^<>]*>",
+                        re.IGNORECASE)
+_RAW_TEXT_START = re.compile(r"<(script|style)\b", re.IGNORECASE)
 _NEVER_CONTENT = ("script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed",
                   "canvas", "button")
 _CHROME = ("nav", "footer", "aside", "form")
@@ -262,7 +285,7 @@ _ATTRIBUTE = re.compile(r"""([^\s=/<>"']+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`]
 _KEPT_ATTRIBUTES = frozenset({"href", "src", "alt", "title", "class", "id", "lang", "data-lang", "data-language",
                               "role", "hidden", "colspan", "rowspan", "start", "charset", "http-equiv", "content"})
 _ANCHOR_MARKS = frozenset({"¶", "#", "§", "🔗", "\u200b", "link", "permalink"})
-_CODE_WRAPPER = re.compile(r"highlight|code|language|lang-|source|syntax", re.I)
+_CODE_WRAPPER = re.compile(r"highlight|code|source|syntax", re.IGNORECASE)  # GitHub, Sphinx, Rouge, MkDocs...
 _LANGUAGE_PREFIXES = ("language-", "lang-", "highlight-source-", "highlight-")
 _NO_LANGUAGE = frozenset({"", "none", "text", "plain", "plaintext", "default", "nohighlight", "txt", "output"})
 _BARE_LANGUAGES = frozenset({  # read as a language only on the <pre>/<code> itself (pandoc, rustdoc)
@@ -281,18 +304,20 @@ _MARKDOWN_OPTIONS = html_to_markdown.ConversionOptions(
 def _convert_html(text: str, url: str) -> Converted:
     root = _parse_html(text)
     if root is None:  # nothing lxml could read, or it stopped early: keep the words at least
-        plain = _plain_text(text)
-        return Converted(plain, "page.md", None, "html-fallback" if plain else "html")
+        return _words_only(text)
     _drop_chrome(root)
     _label_code_blocks(root)
-    _drop_empty_links(root)
+    _drop_noise_links(root)
     if url.startswith(("http://", "https://")):
         root.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
     body = root.find("body")
     body = root if body is None else body
     summary, short_title = _readability(lxml.html.tostring(root, encoding="unicode"))
     title = short_title or _title_of(root)
-    chosen, kind = (summary, "html") if summary is not None and _keeps_enough(summary, body) else (body, "html-fallback")
+    if summary is not None and _keeps_enough(summary, body):
+        chosen, kind = summary, "html"
+    else:
+        chosen, kind = body, "html-fallback"
     markdown = _to_markdown(lxml.html.tostring(chosen, encoding="unicode")).strip()
     if not markdown:  # the converter gave up (depth limit, panic): keep the words at least
         markdown = "\n".join(line for line in (" ".join(t.split()) for t in chosen.itertext()) if line)
@@ -318,40 +343,32 @@ def _parse_html(text: str) -> lxml.html.HtmlElement | None:
     return root if _text_size(root) >= expected / 2 else None
 
 
+def _words_only(markup: str) -> Converted:
+    plain = _plain_text(markup)
+    return Converted(plain + "\n" if plain else "", "page.md", None, "html-fallback" if plain else "html")
+
+
 def _plain_text(markup: str) -> str:
-    """Words of a page lxml could not parse, blocks on their own lines. The stdlib tokenizer keeps
-    no tree, so no depth limit, and runs in linear time whatever the markup."""
-    parser = _TextOnly()
-    parser.feed(markup)
-    parser.close()
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    """Words of a page lxml could not parse, blocks on their own lines. Regexes that stop at the
+    next "<" and forward-only searches keep this linear (the stdlib HTMLParser is quadratic on
+    "<a <a <a ...")."""
+    kept, pos, lower = [], 0, markup.lower()
+    while match := _RAW_TEXT_START.search(markup, pos):  # script/style: their text is not words
+        kept.append(markup[pos:match.start()])
+        close = lower.find(f"</{match.group(1).lower()}", match.end())
+        pos = len(markup) if close < 0 else close
+    kept.append(markup[pos:])
+    text = html.unescape(_TAG.sub("", _BLOCK_TAG.sub("\n", "".join(kept))))
+    lines = (" ".join(line.split()) for line in text.splitlines())
     return "\n".join(line for line in lines if line)
 
 
-class _TextOnly(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._in_script = False  # script and style content is raw text: no tag can nest in it
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._in_script = tag in ("script", "style")
-        if tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        self._in_script = False
-        if tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._in_script:
-            self.parts.append(data)
-
-
 def _trim_soup(match: re.Match[str]) -> str:
-    kept = [m.group(0) for m in _ATTRIBUTE.finditer(match.group(2)) if m.group(1).lower() in _KEPT_ATTRIBUTES]
-    return f"<{match.group(1)} {' '.join(kept[:len(_KEPT_ATTRIBUTES)])}>"
+    kept: dict[str, str] = {}  # the first of each name, as an HTML parser would keep it
+    for attribute in _ATTRIBUTE.finditer(match.group(2)):
+        if (name := attribute.group(1).lower()) in _KEPT_ATTRIBUTES:
+            kept.setdefault(name, attribute.group(0))
+    return f"<{match.group(1)} {' '.join(kept.values())}>"
 
 
 def _drop_chrome(root: lxml.html.HtmlElement) -> None:
@@ -372,6 +389,8 @@ def _drop_chrome(root: lxml.html.HtmlElement) -> None:
 def _label_code_blocks(root: lxml.html.HtmlElement) -> None:
     """Put each code block's language where the converter reads it: <pre><code class="language-x">."""
     for pre in list(root.iter("pre")):
+        for a in list(pre.iter("a")):  # rustdoc, javadoc link names in code: `[Global](url)` breaks the code
+            a.drop_tag()
         if (language := _language_of(pre)) is None:
             continue
         children = list(pre)
@@ -419,25 +438,27 @@ def _clean_language(value: str) -> str | None:
     return None if value in _NO_LANGUAGE or not _LANGUAGE.fullmatch(value) else value
 
 
-def _drop_empty_links(root: lxml.html.HtmlElement) -> None:
-    """Icon links (their <svg> is gone) would be `[](...)` noise, and a heading's permalink (¶)
-    would end up in every section title the chunker builds from headings."""
+def _drop_noise_links(root: lxml.html.HtmlElement) -> None:
+    """Icon links (their <svg> is gone) would be `[](...)` noise, a heading's permalink (¶) would
+    end up in every section title the chunker builds from headings, and "Skip to content" is a
+    control, not text."""
     for a in list(root.iter("a")):
-        label = a.text_content().strip()
-        if a.find(".//img") is None and (not label or (label in _ANCHOR_MARKS and a.get("href", "").startswith("#"))):
+        label, in_page = a.text_content().strip(), a.get("href", "").startswith("#")
+        if a.find(".//img") is None and (not label or (in_page and (label in _ANCHOR_MARKS
+                                                                     or label.lower().startswith("skip to")))):
             a.drop_tree()
 
 
-def _readability(html: str) -> tuple[lxml.html.HtmlElement | None, str]:
+def _readability(markup: str) -> tuple[lxml.html.HtmlElement | None, str]:
     """The main content as readability sees it, and its short title; (None, "") when it fails."""
-    if len(html) > MAX_READABILITY_CHARS:
+    if len(markup) > MAX_READABILITY_CHARS:
         return None, ""
     try:
-        document = Document(html)
+        document = Document(markup)
         title = " ".join((document.short_title() or "").split())
         summary = document.summary(html_partial=True)
         return (lxml.html.fromstring(summary) if summary.strip() else None), title
-    except Exception:  # Unparseable, RecursionError on deep pages, lxml errors: use the whole page
+    except Exception:  # noqa: BLE001 - Unparseable, RecursionError on deep pages, lxml errors: whole page
         return None, ""
 
 
@@ -466,8 +487,8 @@ def _title_of(root: lxml.html.HtmlElement) -> str | None:
     return None
 
 
-def _to_markdown(html: str) -> str:
+def _to_markdown(markup: str) -> str:
     try:
-        return html_to_markdown.convert(html, _MARKDOWN_OPTIONS).content or ""
-    except Exception:  # its own ConversionError, PanicError, ...: the caller keeps the plain text
+        return html_to_markdown.convert(markup, _MARKDOWN_OPTIONS).content or ""
+    except Exception:  # noqa: BLE001 - its ConversionError, PanicError, ...: the caller keeps plain text
         return ""
