@@ -71,3 +71,16 @@ class PoolExhausted(KernelError):
 
 class StoreError(ContextKernelError):
     """The SQLite store failed (locked beyond retries, corrupt, disk full)."""
+
+
+MAX_CONCURRENCY = 8
+
+
+def check_batch(count: int, limit: int, concurrency: int, *, noun: str, example: str) -> None:
+    """Refuse an empty or oversized batch, or a concurrency outside 1..8, saying what to pass."""
+    if count == 0:
+        raise InvalidRequest(f"no {noun} given", hint=f"pass {example}")
+    if count > limit:
+        raise InvalidRequest(f"{count} {noun} is more than {limit} in one call", hint="split the batch")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise InvalidRequest(f"concurrency must be 1..{MAX_CONCURRENCY}, not {concurrency}")

@@ -98,3 +98,14 @@ async def test_purge_removes_this_sessions_content(client: Client) -> None:
     assert done.startswith("Purged 1 indexed sources")
     found = text_of(await client.call_tool("ctx_search", {"queries": ["ephemeral"]}))
     assert "(no results)" in found
+
+
+async def test_an_empty_or_oversized_batch_is_refused_saying_what_to_pass(client: Client) -> None:
+    empty = await client.call_tool("ctx_batch_execute", {"commands": []})
+    assert empty.is_error and "no commands given" in text_of(empty) and "commands=[{label, command}" in text_of(empty)
+    many = await client.call_tool("ctx_fetch_and_index", {"requests": [{"url": f"http://127.0.0.1/{i}"}
+                                                                       for i in range(51)]})
+    assert many.is_error and "51 URLs is more than 50" in text_of(many)
+    bad = await client.call_tool("ctx_batch_execute", {"commands": [{"label": "a", "command": "true"}],
+                                                       "concurrency": 9})
+    assert bad.is_error and "concurrency" in text_of(bad)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from ..errors import InvalidRequest
+from ..errors import check_batch
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
 from ..knowledge.model import Chunk
@@ -46,12 +46,8 @@ class BatchService:
 
     async def run(self, commands: list[Command], queries: list[str], *, session: SessionRef, concurrency: int = 1,
                   timeout_ms: int | None = None, query_scope: str = "batch") -> str:
-        if not commands:
-            raise InvalidRequest("commands is empty", hint="pass commands=[{label, command}, ...]")
-        if len(commands) > MAX_COMMANDS:
-            raise InvalidRequest(f"{len(commands)} commands is more than {MAX_COMMANDS}", hint="split the batch")
-        if not 1 <= concurrency <= 8:
-            raise InvalidRequest(f"concurrency must be 1..8, not {concurrency}")
+        check_batch(len(commands), MAX_COMMANDS, concurrency, noun="commands",
+                    example="commands=[{label, command}, ...]")
         timeout, _ = self._execution.clamp_timeout(timeout_ms)
         results = [CommandResult(c) for c in commands]
         started = time.monotonic()

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 import anyio
 
-from ..errors import ContextKernelError, InvalidRequest
+from ..errors import ContextKernelError, check_batch
 from ..knowledge.service import KnowledgeService
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, delete_older_than
@@ -39,12 +39,7 @@ class FetchService:
     async def fetch_many(self, requests: list[FetchRequest], *, session_id: str | None, ttl_s: float | None = None,
                          force: bool = False, concurrency: int = 1,
                          on_done: Callable[[FetchOutcome], None] | None = None) -> list[FetchOutcome]:
-        if not requests:
-            raise InvalidRequest("no URL given", hint="pass url, or requests=[{url, source?}, ...]")
-        if len(requests) > MAX_URLS:
-            raise InvalidRequest(f"{len(requests)} URLs is more than {MAX_URLS} in one call", hint="split the batch")
-        if not 1 <= concurrency <= 8:
-            raise InvalidRequest(f"concurrency must be 1..8, not {concurrency}")
+        check_batch(len(requests), MAX_URLS, concurrency, noun="URLs", example="url, or requests=[{url, source?}, ...]")
         results: list[FetchOutcome | None] = [None] * len(requests)
         limiter = anyio.Semaphore(concurrency)
 
