@@ -17,6 +17,7 @@ import anyio.abc
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from .notebooks.service import ExportService
     from .web.client import SafeFetcher
     from .web.service import FetchService
     from .execution.batch import BatchService
@@ -40,6 +41,7 @@ class App:
     batch: BatchService
     fetch: FetchService
     fetcher: SafeFetcher
+    export: ExportService
 
 
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
@@ -54,6 +56,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .store.executions import ExecutionRepository
     from .store.knowledge import KnowledgeRepository
     from .web.client import SafeFetcher
+    from .notebooks.service import ExportService
     from .web.service import FetchService
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
@@ -93,7 +96,9 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     fetch = FetchService(db=db, repo=KnowledgeRepository(db.engine), knowledge=knowledge, fetcher=fetcher)
     await fetch.remove_stale()  # fetched content older than 14 days goes when the server starts
     return App(settings=settings, db=db, executions=executions, pool=pool, execution=service, knowledge=knowledge,
-               batch=batch, fetch=fetch, fetcher=fetcher)
+               batch=batch, fetch=fetch, fetcher=fetcher,
+               export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
+                                    export_dir=settings.home / "exports"))
 
 
 class AppHolder:

@@ -3,6 +3,7 @@
 context-kernel serve [--transport stdio|http] [--project DIR] ...   run the MCP server
 context-kernel doctor                                               every language, its kernel, does it start
 context-kernel fetch URL...                                         fetch pages into the knowledge base
+context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +182,53 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         return 2
 
 
+async def _sessions(settings: Settings) -> int:
+    from .app import AppHolder
+
+    async with AppHolder(settings) as holder:
+        rows = await (await holder.get()).export.sessions()
+    print(f"{'session':<20} {'started (UTC)':<20} {'client':<20} {'languages':<24} {'runs':>5} {'kept out':>10}")
+    for s in rows:
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.started_at))
+        print(f"{s.id:<20} {started:<20} {(s.client or '-')[:20]:<20} {','.join(s.languages)[:24]:<24} "
+              f"{s.executions:>5} {s.bytes_kept_out / 1024:>8.1f}KB")
+    return 0
+
+
+async def _export(settings: Settings, session: str | None, out: str | None) -> int:
+    from .app import AppHolder
+    from .errors import ContextKernelError
+
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        if session is None:
+            recent = await app.export.sessions()
+            if not recent:
+                print("context-kernel export: no session recorded yet", file=sys.stderr)
+                return 1
+            session = recent[0].id
+        try:
+            done = await app.export.export(session, out, confined=False)
+        except ContextKernelError as exc:
+            print(f"context-kernel export: {exc}", file=sys.stderr)
+            return 1
+    for nb in done.notebooks:
+        print(nb.path)
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    import anyio
+
+    return anyio.run(_sessions, build_settings(args, dict(os.environ)))
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import anyio
+
+    return anyio.run(_export, build_settings(args, dict(os.environ)), args.session, args.output)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -203,6 +252,14 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("--concurrency", type=int, default=4)
     fetch.add_argument("--project", default=None)
     fetch.set_defaults(func=cmd_fetch)
+    sessions = sub.add_parser("sessions", help="list recorded sessions")
+    sessions.add_argument("--project", default=None)
+    sessions.set_defaults(func=cmd_sessions)
+    export = sub.add_parser("export", help="write a session as Jupyter notebooks (default: the latest)")
+    export.add_argument("session", nargs="?")
+    export.add_argument("-o", "--output", help="directory (default: CONTEXT_KERNEL_HOME/exports)")
+    export.add_argument("--project", default=None)
+    export.set_defaults(func=cmd_export)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

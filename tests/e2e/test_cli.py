@@ -70,3 +70,26 @@ def test_fetch_command_indexes_pages_and_reports_each(tmp_path: Path) -> None:
     assert lines[0].startswith(f"1. {base}/a.md — new:") and lines[1].startswith(f"2. {base}/b.txt — new:")
     assert lines[2].startswith(f"3. {base}/missing — error:") and lines[3].startswith("2 of 3 indexed")
     assert "3/3" in out.stderr  # the progress bar
+
+
+def test_sessions_lists_recorded_sessions_and_export_writes_the_latest(tmp_path: Path) -> None:
+    import anyio
+
+    from context_kernel.app import AppHolder
+    from context_kernel.execution.requests import ExecuteRequest, SessionRef
+    from context_kernel.settings import Settings
+
+    async def record() -> None:
+        settings = Settings(home=tmp_path / "home", project_dir=tmp_path, base_env=dict(os.environ))
+        async with AppHolder(settings) as holder:
+            app = await holder.get()
+            await app.execution.execute(ExecuteRequest(code="print('hello')", language="python"),
+                                        SessionRef(id="cli-test", client="pytest 1"))
+
+    anyio.run(record)
+    listed = run_cli(tmp_path, "sessions", timeout=60)
+    assert listed.returncode == 0 and "cli-test" in listed.stdout and "python" in listed.stdout
+    exported = run_cli(tmp_path, "export", "-o", str(tmp_path / "nb"), timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    path = Path(exported.stdout.strip())
+    assert path.name == "session-cli-test.ipynb" and '"hello\\n"' in path.read_text()

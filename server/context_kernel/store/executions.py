@@ -76,6 +76,23 @@ class ExecutionRow:
     note: str | None
 
 
+@dataclass(frozen=True)
+class SessionSummary:
+    id: str
+    client: str | None
+    started_at: float
+    project_dir: str | None
+    executions: int
+    languages: list[str]
+    bytes_produced: int
+    bytes_returned: int
+
+    @property
+    def bytes_kept_out(self) -> int:
+        """Output the session's code produced that never entered the conversation."""
+        return max(0, self.bytes_produced - self.bytes_returned)
+
+
 class ExecutionRepository:
     """Synchronous repository; call its methods through `Database.run` from async code."""
 
@@ -140,6 +157,20 @@ class ExecutionRepository:
                 ),
                 {**end.__dict__, "now": now, "id": execution_id},
             )
+
+    def sessions(self) -> list[SessionSummary]:
+        """Every recorded session, newest first, with what export and `context-kernel sessions` show."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT s.id, s.client, s.started_at, s.project_dir, count(e.id) AS executions, "
+                "group_concat(DISTINCT e.language) AS languages, coalesce(sum(e.bytes_produced), 0) AS produced, "
+                "coalesce(sum(e.bytes_returned), 0) AS returned FROM sessions s "
+                "LEFT JOIN executions e ON e.session_id = s.id GROUP BY s.id ORDER BY s.started_at DESC"
+            )).mappings().all()
+        return [SessionSummary(id=r["id"], client=r["client"], started_at=r["started_at"],
+                               project_dir=r["project_dir"], executions=r["executions"],
+                               languages=sorted(filter(None, (r["languages"] or "").split(","))),
+                               bytes_produced=r["produced"], bytes_returned=r["returned"]) for r in rows]
 
     def get(self, execution_id: int) -> ExecutionRow | None:
         with self._engine.connect() as conn:

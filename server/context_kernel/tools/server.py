@@ -10,7 +10,7 @@ from mcp.server.mcpserver import MCPServer
 from .. import __version__
 from ..app import AppHolder
 from ..settings import Settings
-from . import batch, execute, fetch, knowledge
+from . import batch, execute, export, fetch, knowledge
 from .context import ServerState
 from .sessions import SessionIds
 
@@ -35,5 +35,6 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> MCPServer[
     server.add_tool(knowledge.ctx_search, name="ctx_search", description=knowledge.SEARCH_DOC)
     server.add_tool(batch.ctx_batch_execute, name="ctx_batch_execute", description=batch.BATCH_DOC)
     server.add_tool(fetch.ctx_fetch_and_index, name="ctx_fetch_and_index", description=fetch.FETCH_DOC)
+    server.add_tool(export.ctx_export, name="ctx_export", description=export.EXPORT_DOC)
     server.add_tool(knowledge.ctx_purge, name="ctx_purge", description=knowledge.PURGE_DOC)
     return server

@@ -1,0 +1,1 @@
+"""Sessions as notebooks: export of the execution record (replay comes next)."""

@@ -1,0 +1,154 @@
+"""Export a session's execution record as Jupyter notebooks a person can open, read and replay.
+
+A notebook has one kernel, so a session that used several languages becomes one notebook per
+kernel (each replayable by its own kernel, cells in the order they ran) plus an index notebook
+that tells the whole story in order, with each step's language and where its cell lives. A
+single-kernel session is one notebook. Every execution appears: refused calls as markdown notes,
+cells that never finished (the server was killed) as code cells marked interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat import v4
+
+from ..kernels.languages import language_for_kernel
+from ..store.executions import ExecutionRow
+
+Outputs = Callable[[int], list[dict[str, Any]]]
+
+
+@dataclass
+class ExportedNotebook:
+    path: Path
+    kernel_name: str | None
+    cells: int
+
+
+@dataclass
+class Export:
+    notebooks: list[ExportedNotebook] = field(default_factory=list)
+    executions: int = 0
+
+    @property
+    def main(self) -> Path:
+        return self.notebooks[0].path
+
+
+def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, directory: Path,
+                   kernelspecs: Callable[[str], dict[str, Any] | None]) -> Export:
+    """Write the notebooks for one session into `directory`; the first one listed is the entry point."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = f"session-{_safe(session_id)}"
+    kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and r.status != "refused"))
+    result = Export(executions=len(rows))
+    if len(kernels) <= 1:
+        nb = _notebook(kernels[0] if kernels else None, kernelspecs)
+        for row in rows:
+            nb.cells.append(_cell(row, outputs))
+        result.notebooks.append(_write(nb, directory / f"{stem}.ipynb", kernels[0] if kernels else None))
+        return result
+    per_kernel = {k: _notebook(k, kernelspecs) for k in kernels}
+    paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
+    index = _notebook(None, kernelspecs)
+    index.cells.append(v4.new_markdown_cell(
+        f"# Session {session_id}\n\n{len(rows)} executions in {len(kernels)} kernels. Each kernel's cells are in "
+        "their own notebook (replayable with that kernel); this index tells the whole story in order."))
+    for step, row in enumerate(rows, 1):
+        if row.kernel_name in per_kernel and row.status != "refused":
+            nb = per_kernel[row.kernel_name]
+            nb.cells.append(_cell(row, outputs))
+            where = f"[{paths[row.kernel_name].name}]({paths[row.kernel_name].name}), cell {len(nb.cells)}"
+            index.cells.append(v4.new_markdown_cell(
+                f"**Step {step}** — {row.language or row.kernel_name} ({row.tool}, {row.status}) → {where}\n\n"
+                + _fence(row.code, row.language)))
+        else:
+            index.cells.append(_cell(row, outputs))
+    result.notebooks.append(_write(index, directory / f"{stem}.ipynb", None))
+    for k in kernels:
+        result.notebooks.append(_write(per_kernel[k], paths[k], k))
+    return result
+
+
+def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, Any] | None]) -> Any:
+    nb = v4.new_notebook()
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    if kernel_name:
+        spec = kernelspecs(kernel_name) or {}
+        nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": spec.get("display_name", kernel_name),
+                                     "language": spec.get("language", "")}
+        nb.metadata["language_info"] = {"name": spec.get("language", "")}
+    nb.metadata["context_kernel"] = {"exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return nb
+
+
+def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
+    if row.status == "refused":
+        return v4.new_markdown_cell(
+            f"> **Refused call** ({row.tool}, {row.language or row.kernel_name or 'no language'}): "
+            f"{(row.error_value or '').strip()}\n\n" + _fence(row.code, row.language))
+    cell = v4.new_code_cell(source=row.code)
+    cell.id = f"exec-{row.id}"
+    cell.execution_count = row.execution_count
+    cell.outputs = [_output(o) for o in outputs(row.id)]
+    status = "interrupted" if row.status in ("pending", "running") else row.status
+    meta: dict[str, Any] = {
+        "execution_id": row.id, "tool": row.tool, "language": row.language, "kernel": row.kernel_name,
+        "status": status, "started": _iso(row.started_at), "duration_ms": _round(row.duration_ms),
+        "intent": row.intent, "bytes_produced": row.bytes_produced, "bytes_returned": row.bytes_returned,
+        "agent_saw": row.returned_kind,
+    }
+    if row.file_path:
+        meta["file"] = {"path": row.file_path, "hash": row.file_hash}
+    if row.returned_kind in ("trimmed", "intent", "indexed") and row.returned_text is not None:
+        # What the agent was shown differs from the full output: keep it, visibly.
+        meta["agent_reply"] = row.returned_text
+        cell.outputs.append(v4.new_output("stream", name="stdout", text=(
+            f"\n[context-kernel: the agent was shown {row.returned_kind} output "
+            f"({row.bytes_returned} of {row.bytes_produced} bytes); see cell metadata context_kernel.agent_reply]\n")))
+    if status == "interrupted":
+        cell.outputs.append(v4.new_output("stream", name="stderr", text=(
+            "[context-kernel: this cell never finished — the server stopped while it ran]\n")))
+    cell.metadata["context_kernel"] = {k: v for k, v in meta.items() if v is not None}
+    return cell
+
+
+def _output(recorded: dict[str, Any]) -> Any:
+    out = nbformat.from_dict(dict(recorded))
+    if out.get("output_type") == "execute_result" and "execution_count" not in out:
+        out["execution_count"] = None
+    return out
+
+
+def _write(nb: Any, path: Path, kernel_name: str | None) -> ExportedNotebook:
+    nbformat.validate(nb)
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return ExportedNotebook(path, kernel_name, len(nb.cells))
+
+
+def _fence(code: str, language: str | None) -> str:
+    ticks = "```"
+    while ticks in code:
+        ticks += "`"
+    lang = language_for_kernel(language or "")
+    return f"{ticks}{(lang.name if lang else language) or ''}\n{code}\n{ticks}"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:60] or "session"
+
+
+def _iso(ts: float | None) -> str | None:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)) if ts else None
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 1) if value is not None else None

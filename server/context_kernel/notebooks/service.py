@@ -1,0 +1,54 @@
+"""The export service behind ctx_export and `context-kernel export`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+from ..errors import InvalidRequest
+from ..paths import resolve_in_project
+from ..store.db import Database
+from ..store.executions import ExecutionRepository, SessionSummary
+from .export import Export, export_session
+
+
+class ExportService:
+    def __init__(self, *, db: Database, executions: ExecutionRepository, project_dir: Path, export_dir: Path) -> None:
+        self._db = db
+        self._executions = executions
+        self._project_dir = project_dir
+        self._export_dir = export_dir
+        self._specs = KernelSpecManager()
+
+    async def sessions(self) -> list[SessionSummary]:
+        return await self._db.run(self._executions.sessions)
+
+    async def export(self, session_id: str, path: str | None = None, *, confined: bool = True) -> Export:
+        """Write the session's notebooks into `path` or the data dir.
+
+        `confined`: the agent (ctx_export) may only write inside the project; a person at the CLI
+        may write anywhere.
+        """
+        directory = self._export_dir
+        if path and not confined:
+            directory = Path(path).expanduser().resolve()
+        elif path:
+            target = Path(path) if Path(path).is_absolute() else self._project_dir / path
+            # The directory may not exist yet; its parent must, inside the project.
+            directory = resolve_in_project(self._project_dir, str(target.parent), want="dir") / target.name
+        rows = await self._db.run(self._executions.for_session, session_id)
+        if not rows:
+            known = [s.id for s in await self.sessions()][:5]
+            raise InvalidRequest(f"session {session_id!r} has no recorded executions",
+                                 hint="recent sessions: " + (", ".join(known) or "none yet"))
+        return await self._db.run(export_session, session_id, rows, self._executions.outputs, directory,
+                                  self._kernelspec)
+
+    def _kernelspec(self, name: str) -> dict[str, Any] | None:
+        try:
+            spec = self._specs.get_kernel_spec(name)
+        except NoSuchKernel:
+            return None
+        return {"display_name": spec.display_name, "language": spec.language}

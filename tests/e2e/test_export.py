@@ -1,0 +1,88 @@
+"""ctx_export: a session's executions become valid notebooks, in order, with their full outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from mcp.client.client import Client
+
+from context_kernel.app import AppHolder
+from context_kernel.notebooks.export import export_session
+from context_kernel.settings import Settings
+from context_kernel.store.executions import ExecutionStart
+from tests.conftest import text_of
+
+pytestmark = pytest.mark.anyio
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+async def test_a_python_session_exports_to_one_valid_notebook(client: Client, project: Path) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "x = 6 * 7\nprint('x is', x)"})
+    await client.call_tool("ctx_execute", {"language": "python", "code": (
+        "from IPython.display import Image, display\nimport base64\n"
+        f"display(Image(data=base64.b64decode('{PNG}')))")})
+    await client.call_tool("ctx_execute", {"language": "python", "code": "for i in range(3000): print(i)"})
+    await client.call_tool("ctx_execute", {"language": "python", "code": "1/0"})
+    await client.call_tool("ctx_execute", {"language": "cobol", "code": "DISPLAY 'HI'"})
+    result = await client.call_tool("ctx_export", {"path": "exports"})
+    text = text_of(result)
+    assert not result.is_error, text
+    path = Path(text.split(" to ", 1)[1].split(";")[0])
+    assert path.parent == project / "exports"
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.name == "python3"
+    kinds = [c.cell_type for c in nb.cells]
+    assert kinds == ["code", "code", "code", "code", "markdown"]
+    first, image, long, error, refused = nb.cells
+    assert first.outputs[0].text == "x is 42\n" and first.metadata.context_kernel.status == "ok"
+    assert first.metadata.context_kernel.bytes_returned == len("x is 42")
+    assert "image/png" in image.outputs[0].data
+    full = "".join(o.get("text", "") for o in long.outputs if o.get("name") == "stdout")
+    assert "2999\n" in full and long.metadata.context_kernel.agent_saw == "trimmed"
+    assert "cut" in long.metadata.context_kernel.agent_reply
+    assert error.outputs[-1].output_type == "error" and error.metadata.context_kernel.status == "error"
+    assert "Refused call" in refused.source and "unknown language" in refused.source
+
+
+async def test_a_mixed_session_exports_one_notebook_per_kernel_and_an_index(client: Client) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "print('py one')"})
+    await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh one"})
+    await client.call_tool("ctx_execute", {"language": "python", "code": "print('py two')"})
+    text = text_of(await client.call_tool("ctx_export", {}))
+    index_path = Path(text.split(" to ", 1)[1].split(";")[0])
+    index = nbformat.read(index_path, as_version=4)
+    nbformat.validate(index)
+    assert [c.source.split("\n")[0].split(" — ")[0] for c in index.cells[1:]] == [
+        "**Step 1**", "**Step 2**", "**Step 3**"]
+    py = nbformat.read(index_path.with_name(index_path.stem + "-python3.ipynb"), as_version=4)
+    sh = nbformat.read(index_path.with_name(index_path.stem + "-ck-bash.ipynb"), as_version=4)
+    assert [c.source for c in py.cells] == ["print('py one')", "print('py two')"]
+    assert [c.source for c in sh.cells] == ["echo sh one"] and sh.metadata.kernelspec.name == "ck-bash"
+
+
+async def test_export_refuses_a_path_outside_the_project(client: Client) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "1"})
+    result = await client.call_tool("ctx_export", {"path": "../../elsewhere"})
+    assert result.is_error and "outside the project directory" in text_of(result)
+
+
+async def test_a_cell_left_pending_by_a_killed_server_exports_as_interrupted(settings: Settings,
+                                                                           tmp_path: Path) -> None:
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        await app.db.run(app.executions.touch_session, "dead", client=None, transport="stdio", project_dir="/p")
+        await app.db.run(app.executions.start, ExecutionStart(session_id="dead", tool="ctx_execute",
+                                                              code="train_model()", language="python",
+                                                              kernel_name="python3"))
+        rows = await app.db.run(app.executions.for_session, "dead")
+        done = await app.db.run(export_session, "dead", rows, app.executions.outputs, tmp_path / "out",
+                                lambda _name: None)
+    nb = json.loads(done.main.read_text())
+    cell = nb["cells"][0]
+    assert cell["source"] == "train_model()" and cell["metadata"]["context_kernel"]["status"] == "interrupted"
+    assert "never finished" in cell["outputs"][-1]["text"]
