@@ -4,6 +4,7 @@ context-kernel serve [--transport stdio|http] [--project DIR] ...   run the MCP 
 context-kernel doctor                                               every language, its kernel, does it start
 context-kernel fetch URL...                                         fetch pages into the knowledge base
 context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
+context-kernel replay NOTEBOOK                                      re-run it; exit 0 when every cell matches
 """
 
 from __future__ import annotations
@@ -229,6 +230,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     return anyio.run(_export, build_settings(args, dict(os.environ)), args.session, args.output)
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .notebooks.replay import replay
+
+    path = Path(args.notebook)
+    if not path.is_file():
+        print(f"context-kernel replay: no such notebook: {path}", file=sys.stderr)
+        return 2
+    try:
+        report = replay(path, timeout_s=args.timeout)
+    except ValueError as exc:
+        print(f"context-kernel replay: {exc}", file=sys.stderr)
+        return 2
+    print(report.render())
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -260,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("-o", "--output", help="directory (default: CONTEXT_KERNEL_HOME/exports)")
     export.add_argument("--project", default=None)
     export.set_defaults(func=cmd_export)
+    replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")
+    replay.add_argument("notebook")
+    replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    replay.set_defaults(func=cmd_replay)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -20,6 +20,7 @@ from typing import Any
 import nbformat
 from nbformat import v4
 
+from ..execution.files import preamble
 from ..kernels.languages import language_for_kernel
 from ..store.executions import ExecutionRow
 
@@ -95,7 +96,7 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
         return v4.new_markdown_cell(
             f"> **Refused call** ({row.tool}, {row.language or row.kernel_name or 'no language'}): "
             f"{(row.error_value or '').strip()}\n\n" + _fence(row.code, row.language))
-    cell = v4.new_code_cell(source=row.code)
+    cell = v4.new_code_cell(source=_with_file_preamble(row))
     cell.id = f"exec-{row.id}"
     cell.execution_count = row.execution_count
     cell.outputs = [_output(o) for o in outputs(row.id)]
@@ -119,6 +120,15 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
             "[context-kernel: this cell never finished — the server stopped while it ran]\n")))
     cell.metadata["context_kernel"] = {k: v for k, v in meta.items() if v is not None}
     return cell
+
+
+def _with_file_preamble(row: ExecutionRow) -> str:
+    """ctx_execute_file cells carry the lines that define FILE_CONTENT, so the notebook replays alone."""
+    lang = language_for_kernel(row.kernel_name or "")
+    code = preamble(lang.name, row.file_path) if (row.file_path and lang) else None
+    if not code:
+        return row.code
+    return f"# context-kernel: FILE_CONTENT from {row.file_path} ({row.file_hash})\n{code.rstrip()}\n{row.code}"
 
 
 def _output(recorded: dict[str, Any]) -> Any:
