@@ -196,7 +196,7 @@ async def _sessions(settings: Settings) -> int:
     return 0
 
 
-async def _export(settings: Settings, session: str | None, out: str | None) -> int:
+async def _export(settings: Settings, session: str | None, out: str | None, html: bool) -> int:
     from .app import AppHolder
     from .errors import ContextKernelError
 
@@ -209,7 +209,7 @@ async def _export(settings: Settings, session: str | None, out: str | None) -> i
                 return 1
             session = recent[0].id
         try:
-            done = await app.export.export(session, out, confined=False)
+            done = await app.export.export(session, out, confined=False, html=html)
         except ContextKernelError as exc:
             print(f"context-kernel export: {exc}", file=sys.stderr)
             return 1
@@ -227,7 +227,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     import anyio
 
-    return anyio.run(_export, build_settings(args, dict(os.environ)), args.session, args.output)
+    return anyio.run(_export, build_settings(args, dict(os.environ)), args.session, args.output,
+                     args.format == "html")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -275,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="write a session as Jupyter notebooks (default: the latest)")
     export.add_argument("session", nargs="?")
     export.add_argument("-o", "--output", help="directory (default: CONTEXT_KERNEL_HOME/exports)")
+    export.add_argument("--format", choices=["ipynb", "html"], default="ipynb",
+                        help="html also writes the notebook; the .html is for people without Jupyter")
     export.add_argument("--project", default=None)
     export.set_defaults(func=cmd_export)
     replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")

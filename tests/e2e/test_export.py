@@ -86,3 +86,14 @@ async def test_a_cell_left_pending_by_a_killed_server_exports_as_interrupted(set
     cell = nb["cells"][0]
     assert cell["source"] == "train_model()" and cell["metadata"]["context_kernel"]["status"] == "interrupted"
     assert "never finished" in cell["outputs"][-1]["text"]
+
+
+async def test_html_export_marks_what_the_agent_saw(client: Client, project: Path) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "print('small')"})
+    await client.call_tool("ctx_execute", {"language": "python", "code": "for i in range(3000): print('row', i)"})
+    text = text_of(await client.call_tool("ctx_export", {"path": "html", "format": "html"}))
+    path = Path(text.split(" to ", 1)[1].split(";")[0])
+    assert path.suffix == ".html" and path.with_suffix(".ipynb").is_file()
+    html = path.read_text()
+    assert html.count("Shown to the agent:") == 2
+    assert "trimmed output" in html and "row 2999" in html and "<html" in html

@@ -12,6 +12,7 @@ from ..paths import resolve_in_project
 from ..store.db import Database
 from ..store.executions import ExecutionRepository, SessionSummary
 from .export import Export, export_session
+from .html import to_html
 
 
 class ExportService:
@@ -25,7 +26,8 @@ class ExportService:
     async def sessions(self) -> list[SessionSummary]:
         return await self._db.run(self._executions.sessions)
 
-    async def export(self, session_id: str, path: str | None = None, *, confined: bool = True) -> Export:
+    async def export(self, session_id: str, path: str | None = None, *, confined: bool = True,
+                     html: bool = False) -> Export:
         """Write the session's notebooks into `path` or the data dir.
 
         `confined`: the agent (ctx_export) may only write inside the project; a person at the CLI
@@ -43,8 +45,12 @@ class ExportService:
             known = [s.id for s in await self.sessions()][:5]
             raise InvalidRequest(f"session {session_id!r} has no recorded executions",
                                  hint="recent sessions: " + (", ".join(known) or "none yet"))
-        return await self._db.run(export_session, session_id, rows, self._executions.outputs, directory,
+        done = await self._db.run(export_session, session_id, rows, self._executions.outputs, directory,
                                   self._kernelspec)
+        if html:
+            for nb in done.notebooks:
+                nb.path = await self._db.run(to_html, nb.path)
+        return done
 
     def _kernelspec(self, name: str) -> dict[str, Any] | None:
         try:

@@ -1,0 +1,42 @@
+"""HTML export via nbconvert, for people without Jupyter, with what the agent saw marked per cell."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbconvert import HTMLExporter
+from nbformat import v4
+
+
+def to_html(notebook_path: Path) -> Path:
+    """Write `<notebook>.html` next to the notebook and return its path."""
+    nb = nbformat.read(notebook_path, as_version=4)
+    marked = copy.deepcopy(nb)
+    marked.cells = []
+    for cell in nb.cells:
+        marked.cells.append(cell)
+        meta = cell.get("metadata", {}).get("context_kernel")
+        if cell.cell_type == "code" and meta:
+            marked.cells.append(v4.new_markdown_cell(_agent_view(meta)))
+    html, _ = HTMLExporter().from_notebook_node(marked)
+    out = notebook_path.with_suffix(".html")
+    out.write_text(html, encoding="utf-8")
+    return out
+
+
+def _agent_view(meta: dict[str, Any]) -> str:
+    seen = meta.get("agent_saw") or "full"
+    head = (f"> **Shown to the agent:** {seen} output — {meta.get('bytes_returned', 0):,} of "
+            f"{meta.get('bytes_produced', 0):,} bytes · {meta.get('status')} · {meta.get('duration_ms', '?')} ms")
+    if meta.get("intent"):
+        head += f" · intent: *{meta['intent']}*"
+    reply = meta.get("agent_reply")
+    if not reply:
+        return head
+    ticks = "```"
+    while ticks in reply:
+        ticks += "`"
+    return f"{head}\n\n{ticks}text\n{reply}\n{ticks}"
