@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
 
@@ -30,18 +29,15 @@ class Check:
 
 
 async def check_language(settings: Settings, lang: Language, start: bool) -> Check:
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
     from .errors import ContextKernelError
     from .execution.collector import OutputCollector
     from .execution.runner import CellRun
     from .kernels.backend import JupyterKernel
     from .kernels.env import kernel_environment
+    from .kernels.specs import find_spec
 
     subject = f"{lang.name:<10} kernel {lang.kernel_name}"
-    try:
-        KernelSpecManager().get_kernel_spec(lang.kernel_name)
-    except NoSuchKernel:
+    if find_spec(lang.kernel_name) is None:
         return Check("FAIL", subject, f"not installed — {lang.install}")
     if not start:
         return Check("OK", subject, "kernelspec installed (not started: --no-start)")
@@ -73,14 +69,12 @@ async def check_language(settings: Settings, lang: Language, start: bool) -> Che
 
 
 def check_sqlite() -> Check:
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
-        return Check("OK", "sqlite", f"{sqlite3.sqlite_version} with FTS5 and the trigram tokenizer")
-    except sqlite3.OperationalError as exc:
-        return Check("FAIL", "sqlite", f"{sqlite3.sqlite_version}: FTS5/trigram unavailable ({exc})")
-    finally:
-        conn.close()
+    from .store.db import fts5_trigram_support, sqlite_version
+
+    problem = fts5_trigram_support()
+    if problem is None:
+        return Check("OK", "sqlite", f"{sqlite_version()} with FTS5 and the trigram tokenizer")
+    return Check("FAIL", "sqlite", f"{sqlite_version()}: FTS5/trigram unavailable ({problem})")
 
 
 def check_home(settings: Settings) -> Check:

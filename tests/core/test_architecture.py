@@ -58,3 +58,21 @@ def test_building_the_server_imports_no_kernel_store_or_notebook_machinery() -> 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_only_the_kernels_package_talks_to_jupyter_client() -> None:
+    offenders = [
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+        if p.relative_to(PACKAGE).parts[0] != "kernels"
+        and any(name.split(".")[0] == "jupyter_client" for name in _imports(p))
+    ]
+    assert offenders == []
+
+
+def test_only_the_store_package_talks_sql() -> None:
+    offenders = [
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+        if p.relative_to(PACKAGE).parts[0] != "store"
+        and any(name.split(".")[0] in ("sqlalchemy", "sqlite3") for name in _imports(p))
+    ]
+    assert offenders == []

@@ -118,7 +118,7 @@ HOSTILE = ['"', '""', '"unbalanced', "*", "a*", "NEAR(a b)", "^start", "(((", ")
 async def test_hostile_queries_never_raise(kb: KnowledgeService, query: str) -> None:
     await kb.index_text(label="doc", name="d.md", text="# Title\nSome text with 中文 and emoji 🙂 and NEAR words.\n")
     reply = await kb.search([query], session_id="s")
-    assert isinstance(reply.text, str)
+    assert reply.text.startswith(f"## {query}")  # a normal reply, headed by the query, not an error
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

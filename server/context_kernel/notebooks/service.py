@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
 from ..errors import InvalidRequest
+from ..kernels.specs import find_spec
 from ..paths import resolve_in_project
 from ..store.db import Database
 from ..store.executions import ExecutionRepository, SessionSummary
@@ -21,7 +20,6 @@ class ExportService:
         self._executions = executions
         self._project_dir = project_dir
         self._export_dir = export_dir
-        self._specs = KernelSpecManager()
 
     async def sessions(self) -> list[SessionSummary]:
         return await self._db.run(self._executions.sessions)
@@ -52,9 +50,7 @@ class ExportService:
                 nb.path = await self._db.run(to_html, nb.path)
         return done
 
-    def _kernelspec(self, name: str) -> dict[str, Any] | None:
-        try:
-            spec = self._specs.get_kernel_spec(name)
-        except NoSuchKernel:
-            return None
-        return {"display_name": spec.display_name, "language": spec.language}
+    @staticmethod
+    def _kernelspec(name: str) -> dict[str, Any] | None:
+        spec = find_spec(name)
+        return {"display_name": spec.display_name, "language": spec.language} if spec else None

@@ -76,6 +76,22 @@ class Database:
         self.engine.dispose()
 
 
+def fts5_trigram_support() -> str | None:
+    """None when this SQLite has FTS5 with the trigram tokenizer, else why not (doctor asks)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
+        return None
+    except sqlite3.OperationalError as exc:
+        return str(exc)
+    finally:
+        conn.close()
+
+
+def sqlite_version() -> str:
+    return sqlite3.sqlite_version
+
+
 LOCK_RETRIES = 3
 
 
