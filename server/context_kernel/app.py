@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .knowledge.service import KnowledgeService
     from .store.db import Database
     from .store.executions import ExecutionRepository
+    from .store.events import EventRepository
+    from .session.memory import Memory
 
 CULL_EVERY_S = 60.0
 
@@ -42,6 +44,8 @@ class App:
     fetch: FetchService
     fetcher: SafeFetcher
     export: ExportService
+    events: EventRepository
+    memory: Memory
 
 
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
@@ -54,7 +58,9 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .knowledge.service import KnowledgeService
     from .store.db import Database
     from .store.executions import ExecutionRepository
+    from .store.events import EventRepository
     from .store.knowledge import KnowledgeRepository
+    from .session.memory import Memory
     from .web.client import SafeFetcher
     from .notebooks.service import ExportService
     from .web.service import FetchService
@@ -98,7 +104,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     return App(settings=settings, db=db, executions=executions, pool=pool, execution=service, knowledge=knowledge,
                batch=batch, fetch=fetch, fetcher=fetcher,
                export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
-                                    export_dir=settings.home / "exports"))
+                                    export_dir=settings.home / "exports"),
+               events=EventRepository(db.engine), memory=Memory(engine=db.engine, home=settings.home))
 
 
 class AppHolder:

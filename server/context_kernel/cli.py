@@ -5,6 +5,8 @@ context-kernel doctor                                               every langua
 context-kernel fetch URL...                                         fetch pages into the knowledge base
 context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
 context-kernel replay NOTEBOOK                                      re-run it; exit 0 when every cell matches
+context-kernel hook CLIENT EVENT                                    answer a client hook (event JSON on stdin)
+context-kernel setup|uninstall CLIENT [--global] [--dry-run]        wire into / out of a client (MCP, hooks, rules)
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         fetch_max_body=_env_int(env, "CONTEXT_KERNEL_FETCH_MAX_BYTES", 50 * 1024 * 1024),
         fetch_proxy=_fetch_proxy(env),
         base_env=dict(env),
+        user_home=Path.home(),
     )
 
 
@@ -137,7 +140,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = build_settings(args, dict(os.environ))
     settings.home.mkdir(parents=True, exist_ok=True)
     _die_with_parent()
-    anyio.run(_serve, settings, args.transport, args.host, args.port)
+    from .session.liveness import clear, mark_alive
+
+    # Hooks redirect the agent to ctx tools only while this file says a server is up.
+    alive = mark_alive(settings.home, settings.project_dir)
+    try:
+        anyio.run(_serve, settings, args.transport, args.host, args.port)
+    finally:
+        clear(alive)
     _hard_exit_later(EXIT_GRACE_S)
     return 0
 
@@ -247,6 +257,46 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    # Runs on every tool call of the agent: the hook path imports the standard library only.
+    from .session import hook_cli
+
+    stdin_text = sys.stdin.buffer.read().decode("utf-8", "replace")
+    return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ))
+
+
+SETUP_CLIENTS = ("claude-code", "gemini", "codex", "cursor", "copilot")
+
+
+def _console_script() -> str:
+    """The installed `context-kernel` script the clients should start: next to this Python, else on PATH."""
+    import shutil
+
+    beside = Path(sys.executable).with_name("context-kernel")  # not resolved: the venv's bin, not /usr/bin
+    if beside.is_file():
+        return str(beside.absolute())
+    return shutil.which("context-kernel") or str(beside.absolute())
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from .setup.cli import main as setup_main
+
+    argv = [args.command, args.client] + (["--project", args.project] if args.project else [])
+    argv += (["--global"] if args.is_global else []) + (["--dry-run"] if args.dry_run else [])
+    return setup_main(argv, home_dir=Path.home(), cwd=Path.cwd(), executable=_console_script())
+
+
+def _add_setup_parsers(sub: Any) -> None:
+    for name, text in (("setup", "register the MCP server, hooks and routing instructions with a client"),
+                       ("uninstall", "remove exactly what setup added for a client")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("client", choices=SETUP_CLIENTS)
+        p.add_argument("--project", default=None, help="project directory (default: the current directory)")
+        p.add_argument("--global", dest="is_global", action="store_true", help="the user's own config files")
+        p.add_argument("--dry-run", action="store_true", help="print a diff of every file; write nothing")
+        p.set_defaults(func=cmd_setup)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -284,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("notebook")
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     replay.set_defaults(func=cmd_replay)
+    hook = sub.add_parser("hook", help="answer a client hook: its event JSON on stdin, our answer on stdout")
+    hook.add_argument("client", help="claude-code | gemini | codex | cursor | copilot")
+    hook.add_argument("event", help="the client's own event name, e.g. PreToolUse")
+    hook.set_defaults(func=cmd_hook)
+    _add_setup_parsers(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -88,10 +88,67 @@ def check_home(settings: Settings) -> Check:
         return Check("FAIL", "data dir", f"{settings.home} is not writable: {exc}")
 
 
+def check_versions() -> Check:
+    import platform
+    from importlib import metadata
+
+    from . import __version__
+
+    parts = [f"context-kernel {__version__}", f"python {platform.python_version()}"]
+    for dist in ("mcp", "jupyter_client", "ipykernel", "sqlalchemy", "nbformat"):
+        try:
+            parts.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            return Check("FAIL", "versions", f"{dist} is not installed — reinstall context-kernel")
+    return Check("OK", "versions", ", ".join(parts))
+
+
+def check_hooks(settings: Settings) -> list[Check]:
+    """Per client: which of its hook events call context-kernel (set up with `context-kernel setup`)."""
+    from .setup.clients import CLIENTS
+    from .setup.status import hooks_status, mcp_entry_present
+
+    if settings.user_home is None:
+        return [Check("WARN", "hooks", "user home unknown: client settings not checked")]
+    checks = []
+    for client in CLIENTS:
+        rows = hooks_status(client, settings.project_dir, settings.user_home)
+        if not mcp_entry_present(client, settings.project_dir, settings.user_home) and not any(r[1] for r in rows):
+            checks.append(Check("OK", f"client {client}", f"not set up (`context-kernel setup {client}` to use it)"))
+            continue
+        active = [event for event, on, _where in rows if on]
+        if not rows:
+            checks.append(Check("WARN", f"hooks {client}", "this client has no hooks; routing relies on instructions"))
+        elif len(active) == len(rows):
+            checks.append(Check("OK", f"hooks {client}", f"all {len(rows)} active: {', '.join(active)}"))
+        elif active:
+            missing = [event for event, on, _ in rows if not on]
+            checks.append(Check("WARN", f"hooks {client}", f"active: {', '.join(active)}; missing: {', '.join(missing)} "
+                                f"— run `context-kernel setup {client}`"))
+        else:
+            checks.append(Check("WARN", f"hooks {client}", f"none active — run `context-kernel setup {client}` "
+                                "if you use this client"))
+    return checks
+
+
+# Kernel checks run a few at a time: twelve kernels starting at once on a 2-core machine time out.
+KERNEL_CHECK_CONCURRENCY = 3
+
+
 async def collect(settings: Settings, start: bool) -> list[Check]:
-    checks = [check_home(settings), check_sqlite()]
-    for lang in LANGUAGES.values():
-        checks.append(await check_language(settings, lang, start))
+    checks = [check_versions(), check_home(settings), check_sqlite()]
+    results: dict[str, Check] = {}
+    limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
+
+    async def one(lang: Language) -> None:
+        async with limiter:
+            results[lang.name] = await check_language(settings, lang, start)
+
+    async with anyio.create_task_group() as tg:
+        for lang in LANGUAGES.values():
+            tg.start_soon(one, lang)
+    checks += [results[name] for name in LANGUAGES]
+    checks += check_hooks(settings)
     return checks
 
 
@@ -99,4 +156,4 @@ def run_doctor(settings: Settings, start: bool = True) -> int:
     checks = anyio.run(collect, settings, start)
     for check in checks:
         print(check.line(), flush=True)
-    return 1 if any(c.level == "FAIL" and c.subject in ("sqlite", "data dir") for c in checks) else 0
+    return 1 if any(c.level == "FAIL" and c.subject in ("sqlite", "data dir", "versions") for c in checks) else 0

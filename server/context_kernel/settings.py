@@ -19,6 +19,14 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 3_600_000
 
 
+DB_FILE = "context-kernel.sqlite3"
+
+
+def database_path(home: Path) -> Path:
+    """The database of a data dir; hooks, which have no Settings, find it the same way."""
+    return home / DB_FILE
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the server needs to know, decided once at start-up."""
@@ -43,12 +51,14 @@ class Settings:
     """Proxy for fetches; proxy environment variables are ignored unless the CLI is told to use them."""
     extra_kernel_env: dict[str, str] = field(default_factory=dict)
     """Variables added to every kernel's environment (after scrubbing)."""
+    user_home: Path | None = None
+    """The user's home directory (global client settings, deny rules); None: do not look there."""
     base_env: dict[str, str] | None = None
     """The environment kernels inherit, before scrubbing; None means the server's own."""
 
     @property
     def db_path(self) -> Path:
-        return self.home / "context-kernel.sqlite3"
+        return database_path(self.home)
 
     @property
     def runtime_dir(self) -> Path:

@@ -20,7 +20,8 @@ def test_doctor_starts_every_language_kernel_and_says_so(tmp_path: Path) -> None
     out = run_cli(tmp_path, "doctor")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("[OK] data dir") and lines[1].startswith("[OK] sqlite") and "trigram" in lines[1]
+    assert lines[0].startswith("[OK] versions") and "mcp " in lines[0] and "jupyter_client " in lines[0]
+    assert lines[1].startswith("[OK] data dir") and lines[2].startswith("[OK] sqlite") and "trigram" in lines[2]
     for lang in LANGUAGES.values():
         row = next(line for line in lines if line.split(":")[0].split()[1:2] == [lang.name])
         assert lang.kernel_name in row
@@ -93,3 +94,20 @@ def test_sessions_lists_recorded_sessions_and_export_writes_the_latest(tmp_path:
     assert exported.returncode == 0, exported.stderr
     path = Path(exported.stdout.strip())
     assert path.name == "session-cli-test.ipynb" and '"hello\\n"' in path.read_text()
+
+
+def test_doctor_shows_which_hooks_each_client_has(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "user")}
+    cli = [sys.executable, "-m", "context_kernel"]
+    done = subprocess.run([*cli, "setup", "claude-code", "--project", str(project)], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=project)
+    assert done.returncode == 0, done.stderr
+    out = subprocess.run([*cli, "doctor", "--no-start", "--project", str(project)], capture_output=True, text=True,
+                         env=env, timeout=60, cwd=project)
+    lines = out.stdout.splitlines()
+    claude = next(line for line in lines if "claude-code" in line)
+    assert claude.startswith("[OK] hooks claude-code: all 5 active") and "PreCompact" in claude
+    gemini = next(line for line in lines if "gemini" in line)
+    assert "not set up" in gemini

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from ..metering import count
 from ..errors import check_batch
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
@@ -57,6 +58,7 @@ class BatchService:
             await self._parallel(results, session, concurrency, timeout / 1000)
         label = f"batch-{next((r.execution_id for r in results if r.execution_id), 0)}"
         document = "\n".join(f"# {r.command.label}\n{r.output}" for r in results)
+        count(bytes_in=sum(len(r.output.encode()) for r in results))
         chunks = _chunks(results)
         row = await self._knowledge.index_chunks(label=label, chunks=chunks, text=document, kind="batch",
                                                  session_id=session.id, origin="ctx_batch_execute")

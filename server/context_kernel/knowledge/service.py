@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paths import resolve_in_project
+from ..metering import count
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec
 from .chunking import chunk_document
@@ -58,7 +59,9 @@ class KnowledgeService:
     async def index_text(self, *, label: str, text: str, name: str = "", kind: str = "text",
                          origin: str | None = None, session_id: str | None = None,
                          mtime: float | None = None) -> SourceRow:
-        return await self._db.run(self._index_sync, label, text, name, kind, origin, session_id, mtime)
+        row = await self._db.run(self._index_sync, label, text, name, kind, origin, session_id, mtime)
+        count(bytes_indexed=row.bytes)
+        return row
 
     def _index_sync(self, label: str, text: str, name: str, kind: str, origin: str | None,
                     session_id: str | None, mtime: float | None) -> SourceRow:
@@ -78,7 +81,9 @@ class KnowledgeService:
         spec = SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin, size=len(data),
                           content_hash="sha256:" + hashlib.sha256(data).hexdigest(), session_id=session_id,
                           project_dir=str(self._project_dir))
-        return (await self._db.run(self._repo.replace_sources, [spec]))[0]
+        row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
+        count(bytes_indexed=row.bytes)
+        return row
 
     async def stem_frequencies(self, stems: list[str]) -> dict[str, int]:
         return await self._db.run(self._repo.stem_frequencies, stems)
@@ -92,6 +97,7 @@ class KnowledgeService:
             label = source or self._relative(real)
             report.root_label = label
             report.sources.append(await self._index_file(real, label, session_id))
+            count(bytes_in=report.sources[-1].bytes)  # index_text counted it as indexed
             return report
         found = await self._db.run(lambda: walk(real, include=include, exclude=exclude, max_depth=max_depth,
                                                 max_files=max_files, respect_gitignore=respect_gitignore))
@@ -109,6 +115,8 @@ class KnowledgeService:
                 batch, size = [], 0
         if batch:
             report.sources += await self._db.run(self._index_files, batch, session_id)
+        indexed = sum(s.bytes for s in report.sources)
+        count(bytes_in=indexed, bytes_indexed=indexed)
         return report
 
     def _index_files(self, files: list[tuple[Path, str]], session_id: str | None) -> list[SourceRow]:

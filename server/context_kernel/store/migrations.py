@@ -133,7 +133,50 @@ def _m002_knowledge(conn: Connection) -> None:
         ) WITHOUT ROWID"""))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_m001_executions, _m002_knowledge]
+def _m003_session_memory(conn: Connection) -> None:
+    # What hooks recorded about a client session (files, tasks, decisions, errors...). The
+    # session id is the client's (Claude Code's session_id, Cursor's conversation_id...), which
+    # is not the MCP session id: hooks and the MCP connection are separate processes.
+    conn.execute(text("""
+        CREATE TABLE session_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            client TEXT,
+            type TEXT NOT NULL,
+            category TEXT NOT NULL,
+            priority INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )"""))
+    conn.execute(text("CREATE INDEX session_events_session ON session_events(session_id, id)"))
+    # The snapshot taken at PreCompact, given back at SessionStart(compact|resume).
+    conn.execute(text("""
+        CREATE TABLE session_resume (
+            session_id TEXT PRIMARY KEY,
+            client TEXT,
+            snapshot TEXT NOT NULL,
+            event_count INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            consumed_at REAL
+        )"""))
+    # One row per MCP tool call, for ctx_stats: what the tool took in (produced, indexed) and
+    # what it gave back to the agent. Executions keep their own, richer record.
+    conn.execute(text("""
+        CREATE TABLE tool_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            at REAL NOT NULL,
+            duration_ms REAL NOT NULL,
+            bytes_in INTEGER NOT NULL DEFAULT 0,
+            bytes_indexed INTEGER NOT NULL DEFAULT 0,
+            bytes_returned INTEGER NOT NULL DEFAULT 0,
+            is_error INTEGER NOT NULL DEFAULT 0
+        )"""))
+    conn.execute(text("CREATE INDEX tool_calls_session ON tool_calls(session_id)"))
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_m001_executions, _m002_knowledge, _m003_session_memory]
 
 
 def migrate(conn: Connection) -> int:

@@ -8,6 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from ..metering import count
 from ..execution.requests import ExecuteReply, ExecuteRequest
 from .context import holder_and_session, progress_reporter
 
@@ -73,4 +74,5 @@ async def ctx_execute_file(
 
 
 def to_result(reply: ExecuteReply) -> CallToolResult:
+    count(bytes_in=reply.bytes_produced)
     return CallToolResult(content=[TextContent(type="text", text=reply.text)], is_error=reply.is_error)

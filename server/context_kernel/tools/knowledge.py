@@ -77,6 +77,7 @@ async def ctx_search(
     if not [q for q in queries if q.strip()]:
         return _text("queries is empty: pass one or more search strings", True)
     app = await holder.get()
+    await app.db.run(app.memory.ingest)  # events hooks spooled since the last call become searchable
     reply = await app.knowledge.search([q for q in queries if q.strip()], session_id=session.id, source=source,
                                        limit=limit, content_type=contentType, sort=sort)
     return _text(reply.text)

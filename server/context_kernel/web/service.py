@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 import anyio
 
+from ..metering import count
 from ..errors import ContextKernelError, check_batch
 from ..knowledge.service import KnowledgeService
 from ..store.db import Database
@@ -73,5 +74,6 @@ class FetchService:
             return FetchOutcome(req.url, label, "error", error=str(exc))
         row = await self._knowledge.index_text(label=label, text=converted.text, name=converted.name, kind="fetch",
                                                origin=req.url, session_id=session_id)
+        count(bytes_in=len(got.body))
         return FetchOutcome(req.url, label, "new", row, fetched_bytes=len(got.body), kind=converted.kind,
                             preview=preview(converted.text))

@@ -1,0 +1,138 @@
+"""Session memory on the database: spool ingestion, snapshots at PreCompact, restore at SessionStart.
+
+This module imports SQLAlchemy (through the store); hooks import it only for the rare events
+(PreCompact, SessionStart). The frequent ones append to the spool (`spool.py`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..knowledge.model import Chunk
+from ..settings import database_path
+from ..store.db import open_engine
+from ..store.events import EventRepository, EventRow, NewEvent
+from ..store.knowledge import KnowledgeRepository, SourceSpec
+from . import spool
+
+if TYPE_CHECKING:
+    from ..store.db import Engine
+from .model import PRIORITY, Event, HookAnswer
+
+SOURCE_PREFIX = "session-events"
+SNAPSHOT_BUDGET = 2048
+
+
+def source_label(session_id: str) -> str:
+    """Knowledge-base label of a session's events; `ctx_search(source="session-events")` finds all."""
+    return f"{SOURCE_PREFIX}:{session_id}"
+
+
+def to_event(row: EventRow) -> Event:
+    return Event(type=row.type, category=row.category, data=row.data, priority=row.priority, time=row.created_at)
+
+
+@dataclass
+class Memory:
+    """Everything session memory does with one database."""
+
+    engine: "Engine"
+    home: Path
+
+    @property
+    def events_repo(self) -> EventRepository:
+        return EventRepository(self.engine)
+
+    def ingest(self) -> dict[str, int]:
+        """Move spooled hook events into the database and the knowledge base; returns kept counts per session."""
+        kept: dict[str, int] = {}
+        repo = self.events_repo
+        for taken, rows in spool.drain(self.home):
+            by_session: dict[tuple[str, str | None], list[NewEvent]] = {}
+            for row in rows:
+                try:
+                    category = str(row["category"])
+                    ev = NewEvent(type=str(row["type"]), category=category,
+                                  priority=int(row.get("priority") or PRIORITY.get(category, 4)),
+                                  data=str(row["data"]), created_at=float(row.get("time") or time.time()))
+                    key = (str(row["session_id"]), row.get("client"))
+                except (KeyError, TypeError, ValueError):
+                    continue  # a malformed line must not block the rest
+                by_session.setdefault(key, []).append(ev)
+            for (session_id, client), events in by_session.items():
+                kept[session_id] = kept.get(session_id, 0) + repo.add(session_id, client, events)
+            # Deleted only after the rows are committed: a crash in between re-reads the file
+            # (dedup against the last events makes the replay harmless).
+            taken.unlink(missing_ok=True)
+        for session_id in kept:
+            self.reindex(session_id)
+        return kept
+
+    def reindex(self, session_id: str) -> None:
+        rows = self.events_repo.events(session_id)
+        chunks = [Chunk(title=f"{r.category} / {r.type} @ {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(r.created_at))}",
+                        content=r.data, kind="prose") for r in rows]
+        size = sum(len(r.data.encode()) for r in rows)
+        KnowledgeRepository(self.engine).replace_sources([SourceSpec(
+            label=source_label(session_id), kind=SOURCE_PREFIX, chunks=chunks, size=size, session_id=session_id)])
+
+    def events(self, session_id: str) -> list[Event]:
+        return [to_event(r) for r in self.events_repo.events(session_id)]
+
+    def snapshot(self, client: str | None, session_id: str) -> str:
+        """Build and store the compaction snapshot (≤ 2 KB XML) of a session."""
+        from .snapshot import build_snapshot
+
+        events = self.events(session_id)
+        xml = build_snapshot(events, session_id=session_id, budget=SNAPSHOT_BUDGET)
+        self.events_repo.save_resume(session_id, client, xml, len(events))
+        return xml
+
+    def resume_text(self, client: str | None, session_id: str) -> str | None:
+        """The text SessionStart(compact|resume) injects, or None when nothing was recorded."""
+        from .guide import resume_guide
+
+        self.ingest()
+        saved = self.events_repo.resume(session_id)
+        events = self.events(session_id)
+        if saved is None and not events:
+            return None
+        # Events recorded after PreCompact (or a resume without PreCompact) deserve a fresh snapshot.
+        if saved is None or len(events) != saved.event_count:
+            xml = self.snapshot(client, session_id)
+        else:
+            xml = saved.snapshot
+        self.events_repo.mark_consumed(session_id)
+        return resume_guide(xml, events, session_id=session_id)
+
+
+def open_memory(home: Path) -> Memory:
+    return Memory(engine=open_engine(database_path(home)), home=home)
+
+
+def on_pre_compact(home: Path, client: str, session_id: str, project_dir: Path) -> HookAnswer:
+    """PreCompact / PreCompress: ingest the spool and store the snapshot. Nothing to inject yet."""
+    memory = open_memory(home)
+    try:
+        memory.ingest()
+        memory.snapshot(client, session_id)
+    finally:
+        memory.engine.dispose()
+    return HookAnswer()
+
+
+def on_session_start(home: Path, client: str, session_id: str, source: str | None, project_dir: Path) -> HookAnswer:
+    """startup/clear: the short routing guide; compact/resume: the snapshot and the session guide."""
+    from .guide import routing_guide
+
+    if source not in ("compact", "resume"):
+        return HookAnswer(context=routing_guide())
+    memory = open_memory(home)
+    try:
+        text = memory.resume_text(client, session_id)
+    finally:
+        memory.engine.dispose()
+    return HookAnswer(context=text or routing_guide())

@@ -1,0 +1,99 @@
+"""Hook-side event recording: append-only JSON lines, one file per session (standard library only).
+
+Why not write to SQLite from the hook: importing SQLAlchemy alone takes ~160 ms here, more than a
+hook's whole budget, and a hook must never wait on a database lock held by the server. A line
+appended with O_APPEND is durable and cheap; the spool is moved into the database (dedup, the
+1,000-event cap, indexing for ctx_search) by `memory.ingest`, which runs when the server searches
+and at PreCompact / SessionStart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+from .model import Event
+
+
+def spool_dir(home: Path) -> Path:
+    return home / "spool"
+
+
+def _file_for(home: Path, session_id: str) -> Path:
+    # Session ids come from clients; hash them so any string makes a safe file name.
+    digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:24]
+    return spool_dir(home) / f"{digest}.jsonl"
+
+
+def append(home: Path, client: str, session_id: str, events: Iterable[Event]) -> int:
+    """Append events (already redacted) for a session; returns how many were written."""
+    now = time.time()
+    lines = []
+    for ev in events:
+        row = asdict(ev)
+        row["time"] = ev.time or now
+        row["client"] = client
+        row["session_id"] = session_id
+        lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    if not lines:
+        return 0
+    path = _file_for(home, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One write call with O_APPEND: concurrent hooks of the same session never interleave lines.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, "".join(lines).encode("utf-8"))
+    finally:
+        os.close(fd)
+    return len(lines)
+
+
+def _claimable(path: Path) -> bool:
+    """A spool file, or a taken one whose taker died before deleting it (crash mid-ingest)."""
+    if path.suffix == ".jsonl":
+        return True
+    parts = path.name.split(".")  # <stem>.<ns>.<pid>.taking
+    pid = int(parts[-2]) if len(parts) >= 4 and parts[-2].isdigit() else None
+    if pid is None:
+        return False
+    if pid == os.getpid():
+        return True  # our own leftover from an ingest that failed before committing
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def drain(home: Path) -> Iterator[tuple[Path, list[dict]]]:
+    """Take every spool file; the caller deletes each taken file once its rows are committed.
+
+    A file is renamed before reading, so hooks appending meanwhile start a new one, and two
+    processes draining at once never both take the same file.
+    """
+    folder = spool_dir(home)
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix in (".jsonl", ".taking") and _claimable(p))
+    except OSError:
+        return
+    for path in files:
+        stem = path.name.split(".", 1)[0]
+        taken = folder / f"{stem}.{time.monotonic_ns()}.{os.getpid()}.taking"
+        try:
+            os.replace(path, taken)
+        except FileNotFoundError:
+            continue  # another process took it
+        rows = []
+        for line in taken.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a torn last line after a crash; the rest is kept
+        yield taken, rows

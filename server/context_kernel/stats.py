@@ -1,0 +1,56 @@
+"""ctx_stats: what the tools took in, kept in the knowledge base and gave back, with every number defined.
+
+Definitions (the README repeats them; the reply prints the short form):
+- bytes in: what a call took in on the agent's behalf — output its code produced (stdout, stderr,
+  results, errors as recorded), pages it fetched (decoded body), files it indexed.
+- indexed: bytes written into the knowledge base (searchable later).
+- returned: UTF-8 bytes of the text the agent received.
+- kept out: per call, max(0, bytes in − returned), summed — raw data that never entered the context.
+- saved: kept out ÷ bytes in.
+- tokens: ≈ bytes ÷ 4, a rule of thumb for English text and code, not a tokenizer count.
+A call that takes nothing in (ctx_search answering from the index) adds to returned only, so
+searching lowers `saved`: the figure cannot be inflated by counting the same bytes twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
+    from .store.events import ToolTotals
+
+BYTES_PER_TOKEN = 4
+
+
+def _kb(n: int) -> str:
+    return f"{n / 1024:.1f} KB"
+
+
+def _table(rows: Sequence[ToolTotals]) -> list[str]:
+    lines = [f"  {'tool':<20} {'calls':>5} {'errors':>6} {'in':>10} {'indexed':>10} {'returned':>10} {'kept out':>10}"]
+    for r in rows:
+        lines.append(f"  {r.tool:<20} {r.calls:>5} {r.errors:>6} {_kb(r.bytes_in):>10} {_kb(r.bytes_indexed):>10} "
+                     f"{_kb(r.bytes_returned):>10} {_kb(r.bytes_kept_out):>10}")
+    return lines
+
+
+def _summary(rows: Sequence[ToolTotals]) -> str:
+    took = sum(r.bytes_in for r in rows)
+    returned = sum(r.bytes_returned for r in rows)
+    kept = sum(r.bytes_kept_out for r in rows)
+    saved = f"{kept / took:.1%}" if took else "n/a (nothing taken in yet)"
+    return (f"  {sum(r.calls for r in rows)} calls; in {_kb(took)}, returned {_kb(returned)} "
+            f"(≈{returned // BYTES_PER_TOKEN:,} tokens), kept out {_kb(kept)} (≈{kept // BYTES_PER_TOKEN:,} tokens); "
+            f"saved {saved}")
+
+
+def render_stats(session_id: str, session: Sequence[ToolTotals], lifetime: Sequence[ToolTotals], sessions: int,
+                 events: int) -> str:
+    lines = [f"This session ({session_id}):"]
+    lines += [_summary(session), *(_table(session) if session else ["  no tool calls yet"])]
+    lines += ["", f"Lifetime (this data dir, {sessions} sessions):", _summary(lifetime), *_table(lifetime)]
+    lines += [f"  session events remembered by hooks: {events}", "",
+              "in = output produced, pages fetched, files indexed; returned = bytes the agent received; "
+              "kept out = per call max(0, in − returned); saved = kept out ÷ in; tokens ≈ bytes ÷ 4."]
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""Session events (what hooks recorded), compaction snapshots and per-tool call accounting."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Engine, text
+
+# The spec's limits: an event equal to one of the session's last five is a repeat (a hook fired
+# twice, an agent re-reading a file in a loop); a session keeps at most 1,000 events.
+DEDUP_WINDOW = 5
+MAX_EVENTS_PER_SESSION = 1000
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    session_id: str
+    client: str | None
+    type: str
+    category: str
+    priority: int
+    data: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    type: str
+    category: str
+    priority: int
+    data: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class ResumeRow:
+    session_id: str
+    client: str | None
+    snapshot: str
+    event_count: int
+    created_at: float
+    consumed_at: float | None
+
+
+@dataclass(frozen=True)
+class ToolTotals:
+    tool: str
+    calls: int
+    errors: int
+    bytes_in: int
+    bytes_indexed: int
+    bytes_returned: int
+    bytes_kept_out: int
+
+
+class EventRepository:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def add(self, session_id: str, client: str | None, events: Sequence[NewEvent],
+            max_events: int = MAX_EVENTS_PER_SESSION) -> int:
+        """Store events not repeating one of the last five; evict beyond the cap. Returns how many were kept."""
+        with self.engine.begin() as conn:
+            recent = [(r.type, r.data) for r in conn.execute(text(
+                "SELECT type, data FROM session_events WHERE session_id = :s ORDER BY id DESC LIMIT :n"),
+                {"s": session_id, "n": DEDUP_WINDOW})]
+            recent.reverse()
+            kept = 0
+            for ev in events:
+                key = (ev.type, ev.data)
+                if key in recent[-DEDUP_WINDOW:]:
+                    continue
+                conn.execute(text(
+                    "INSERT INTO session_events (session_id, client, type, category, priority, data, created_at) "
+                    "VALUES (:s, :c, :t, :cat, :p, :d, :at)"),
+                    {"s": session_id, "c": client, "t": ev.type, "cat": ev.category, "p": ev.priority,
+                     "d": ev.data, "at": ev.created_at})
+                recent.append(key)
+                kept += 1
+            _evict(conn, session_id, max_events)
+        return kept
+
+    def events(self, session_id: str) -> list[EventRow]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT id, session_id, client, type, category, priority, data, created_at FROM session_events "
+                "WHERE session_id = :s ORDER BY id"), {"s": session_id})
+            return [EventRow(*r) for r in rows]
+
+    def event_counts(self) -> dict[str, int]:
+        with self.engine.connect() as conn:
+            return {r[0]: r[1] for r in conn.execute(text(
+                "SELECT session_id, count(*) FROM session_events GROUP BY session_id"))}
+
+    def save_resume(self, session_id: str, client: str | None, snapshot: str, event_count: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(text(
+                "INSERT INTO session_resume (session_id, client, snapshot, event_count, created_at, consumed_at) "
+                "VALUES (:s, :c, :snap, :n, :at, NULL) ON CONFLICT(session_id) DO UPDATE SET "
+                "client = excluded.client, snapshot = excluded.snapshot, event_count = excluded.event_count, "
+                "created_at = excluded.created_at, consumed_at = NULL"),
+                {"s": session_id, "c": client, "snap": snapshot, "n": event_count, "at": time.time()})
+
+    def resume(self, session_id: str) -> ResumeRow | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(text(
+                "SELECT session_id, client, snapshot, event_count, created_at, consumed_at FROM session_resume "
+                "WHERE session_id = :s"), {"s": session_id}).first()
+        return ResumeRow(*row) if row else None
+
+    def mark_consumed(self, session_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(text("UPDATE session_resume SET consumed_at = :t WHERE session_id = :s"),
+                         {"t": time.time(), "s": session_id})
+
+    def delete_session(self, session_id: str) -> int:
+        with self.engine.begin() as conn:
+            n = conn.execute(text("DELETE FROM session_events WHERE session_id = :s"), {"s": session_id}).rowcount
+            conn.execute(text("DELETE FROM session_resume WHERE session_id = :s"), {"s": session_id})
+        return int(n or 0)
+
+    # -- tool call accounting (ctx_stats) -------------------------------------------------------
+
+    def record_call(self, session_id: str, tool: str, *, duration_ms: float, bytes_in: int, bytes_indexed: int,
+                    bytes_returned: int, is_error: bool) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(text(
+                "INSERT INTO tool_calls (session_id, tool, at, duration_ms, bytes_in, bytes_indexed, bytes_returned, "
+                "is_error) VALUES (:s, :t, :at, :d, :i, :x, :r, :e)"),
+                {"s": session_id, "t": tool, "at": time.time(), "d": duration_ms, "i": bytes_in, "x": bytes_indexed,
+                 "r": bytes_returned, "e": int(is_error)})
+
+    def tool_totals(self, session_id: str | None = None) -> list[ToolTotals]:
+        where, params = ("WHERE session_id = :s", {"s": session_id}) if session_id else ("", {})
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                f"SELECT tool, count(*), sum(is_error), sum(bytes_in), sum(bytes_indexed), sum(bytes_returned), "
+                f"sum(max(bytes_in - bytes_returned, 0)) "
+                f"FROM tool_calls {where} GROUP BY tool ORDER BY tool"), params)
+            return [ToolTotals(r[0], r[1], *(int(v or 0) for v in r[2:])) for r in rows]
+
+    def session_count(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(text("SELECT count(DISTINCT session_id) FROM tool_calls")).scalar() or 0)
+
+
+def _evict(conn: Connection, session_id: str, max_events: int) -> None:
+    count = conn.execute(text("SELECT count(*) FROM session_events WHERE session_id = :s"),
+                         {"s": session_id}).scalar() or 0
+    if count <= max_events:
+        return
+    # Least important first (higher number = less important), then oldest.
+    conn.execute(text(
+        "DELETE FROM session_events WHERE id IN (SELECT id FROM session_events WHERE session_id = :s "
+        "ORDER BY priority DESC, id ASC LIMIT :n)"), {"s": session_id, "n": count - max_events})

@@ -1,0 +1,84 @@
+"""ctx_stats (defined accounting), ctx_upgrade, ctx_doctor and the compact tools/list."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from mcp.client.client import Client
+
+from context_kernel.tools.schema import compact_schema
+from context_kernel.upgrade import upgrade_command
+
+from tests.conftest import text_of
+
+pytestmark = pytest.mark.anyio
+
+
+def _kb(text: str, label: str) -> float:
+    match = re.search(rf"{label} ([\d.]+) KB", text)
+    assert match, f"no '{label}' figure in:\n{text}"
+    return float(match.group(1))
+
+
+async def test_stats_count_what_came_in_and_what_went_back(client: Client, project: Path) -> None:
+    big = await client.call_tool("ctx_execute", {"language": "python", "code": "print('x' * 20480)"})
+    small = await client.call_tool("ctx_execute", {"language": "python", "code": "print('done')"})
+    (project / "notes.md").write_text("# Notes\n\n" + "alpha beta gamma\n" * 300)
+    await client.call_tool("ctx_index", {"path": "notes.md"})
+    returned = sum(len(text_of(r).encode()) for r in (big, small))
+    stats = text_of(await client.call_tool("ctx_stats", {}))
+    session_part = stats.split("Lifetime")[0]
+    rows = {line.split()[0]: line.split() for line in session_part.splitlines() if line.startswith("  ctx_")}
+    assert rows["ctx_execute"][1] == "2" and rows["ctx_execute"][2] == "0"
+    # in: 20 KB + newline + 'done\n' as produced by the cells
+    assert float(rows["ctx_execute"][3]) == pytest.approx((20481 + 5) / 1024, abs=0.06)
+    assert float(rows["ctx_execute"][7]) == pytest.approx(returned / 1024, abs=0.06)
+    notes = (project / "notes.md").stat().st_size
+    assert float(rows["ctx_index"][3]) == pytest.approx(notes / 1024, abs=0.06)
+    assert float(rows["ctx_index"][5]) == pytest.approx(notes / 1024, abs=0.06)
+    took, kept = _kb(session_part, "in"), _kb(session_part, "kept out")
+    saved = float(re.search(r"saved ([\d.]+)%", session_part).group(1))  # type: ignore[union-attr]
+    assert saved == pytest.approx(100 * kept / took, abs=0.6)
+    assert "tokens ≈ bytes ÷ 4" in stats
+
+
+async def test_search_only_adds_to_returned(client: Client) -> None:
+    await client.call_tool("ctx_index", {"content": "# Cache\n\nThe cache lives in sqlite.", "source": "doc"})
+    before = text_of(await client.call_tool("ctx_stats", {}))
+    await client.call_tool("ctx_search", {"queries": ["cache sqlite"]})
+    after = text_of(await client.call_tool("ctx_stats", {}))
+    row = next(line.split() for line in after.split("Lifetime")[0].splitlines() if line.startswith("  ctx_search"))
+    assert row[3] == "0.0" and float(row[7]) > 0  # took nothing in, returned the snippet
+    assert _kb(after.split("Lifetime")[0], "in") == _kb(before.split("Lifetime")[0], "in")
+
+
+async def test_upgrade_names_the_command_for_this_install(client: Client) -> None:
+    text = text_of(await client.call_tool("ctx_upgrade", {}))
+    how, command = upgrade_command()
+    assert how in text and command in text
+
+
+def test_upgrade_command_per_install_method() -> None:
+    editable = {"url": "file:///src/context-kernel", "dir_info": {"editable": True}}
+    assert upgrade_command("/x/.venv", "/x/.venv/bin/python", editable) == (
+        "editable install from a source checkout", "cd /src/context-kernel && git pull && make setup")
+    assert upgrade_command("/home/u/.local/share/uv/tools/context-kernel", "py", {})[1] == \
+        "uv tool upgrade context-kernel"
+    assert upgrade_command("/home/u/.local/pipx/venvs/context-kernel", "py", {})[1] == "pipx upgrade context-kernel"
+    assert upgrade_command("/usr", "/usr/bin/python3", {})[1] == "/usr/bin/python3 -m pip install --upgrade context-kernel"
+
+
+def test_compact_schema_keeps_parameter_names_and_drops_noise() -> None:
+    schema = {"title": "fArguments", "type": "object", "required": ["title"], "properties": {
+        "title": {"title": "Title", "type": "string"},
+        "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None, "title": "Limit",
+                  "description": "How many."}}}
+    assert compact_schema(schema) == {"type": "object", "required": ["title"], "properties": {
+        "title": {"type": "string"}, "limit": {"type": "integer", "description": "How many."}}}
+
+
+async def test_explicit_null_for_an_optional_parameter_is_still_accepted(client: Client) -> None:
+    result = await client.call_tool("ctx_execute", {"language": "python", "code": "print(6*7)", "timeout": None})
+    assert not result.is_error and text_of(result).strip() == "42"

@@ -1,0 +1,101 @@
+"""The event store: spool → database with dedup and the 1,000-event cap, indexing for ctx_search."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from context_kernel.session import spool
+from context_kernel.session.memory import Memory, source_label
+from context_kernel.session.model import Event
+from context_kernel.settings import database_path
+from context_kernel.store.db import open_engine
+from context_kernel.store.events import EventRepository, NewEvent
+from context_kernel.store.knowledge import KnowledgeRepository
+
+
+def _new(data: str, category: str = "files", priority: int = 1, t: float = 1.0, type_: str = "file_read") -> NewEvent:
+    return NewEvent(type=type_, category=category, priority=priority, data=data, created_at=t)
+
+
+def test_repeats_of_the_last_five_events_are_dropped(tmp_path: Path) -> None:
+    repo = EventRepository(open_engine(tmp_path / "db.sqlite3"))
+    kept = repo.add("s1", "claude-code", [_new("a.py"), _new("a.py"), _new("b.py"), _new("a.py")])
+    assert kept == 2
+    # six distinct events later, a.py is no longer among the last five: recorded again
+    repo.add("s1", None, [_new(f"f{i}.py") for i in range(5)])
+    assert repo.add("s1", None, [_new("a.py")]) == 1
+    assert [e.data for e in repo.events("s1")][-1] == "a.py"
+    assert repo.events("other") == []
+
+
+def test_the_cap_evicts_least_important_then_oldest(tmp_path: Path) -> None:
+    repo = EventRepository(open_engine(tmp_path / "db.sqlite3"))
+    repo.add("s", None, [_new(f"tool{i}", "tools", 3, t=i) for i in range(6)], max_events=10)
+    repo.add("s", None, [_new(f"file{i}", "files", 1, t=10 + i) for i in range(6)], max_events=10)
+    left = repo.events("s")
+    assert len(left) == 10
+    # two low-priority tool events went, the oldest ones; every file event stayed
+    assert [e.data for e in left if e.category == "tools"] == [f"tool{i}" for i in range(2, 6)]
+    assert sum(e.category == "files" for e in left) == 6
+
+
+def test_default_cap_is_one_thousand(tmp_path: Path) -> None:
+    repo = EventRepository(open_engine(tmp_path / "db.sqlite3"))
+    repo.add("s", None, [_new(f"f{i}", "tools", 3) for i in range(1005)])
+    assert len(repo.events("s")) == 1000
+
+
+def test_spool_lines_are_ingested_once_and_indexed_for_search(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spool.append(home, "claude-code", "sess-1", [
+        Event("file_edit", "files", "src/parser.py"),
+        Event("decision", "decisions", "use sqlite instead of postgres for the cache", priority=2),
+    ])
+    memory = Memory(engine=open_engine(database_path(home)), home=home)
+    assert memory.ingest() == {"sess-1": 2}
+    assert memory.ingest() == {}  # the spool was consumed
+    assert [e.data for e in memory.events("sess-1")] == ["src/parser.py", "use sqlite instead of postgres for the cache"]
+    knowledge = KnowledgeRepository(memory.engine)
+    source = knowledge.get_source(source_label("sess-1"))
+    assert source is not None and source.chunk_count == 2
+    hits = knowledge.match("porter", '"postgres"', limit=5, source="session-events")
+    assert hits, "the decision event is searchable under source session-events"
+
+
+def test_torn_lines_are_skipped_and_the_rest_kept(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spool.append(home, "gemini", "s", [Event("file_read", "files", "a.md")])
+    path = next(spool.spool_dir(home).glob("*.jsonl"))
+    with path.open("a") as fh:
+        fh.write('{"type": "file_read", "categ')  # a hook killed mid-write
+    memory = Memory(engine=open_engine(database_path(home)), home=home)
+    assert memory.ingest() == {"s": 1}
+
+
+def test_a_file_left_by_a_crashed_ingest_is_taken_again(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spool.append(home, "claude-code", "s", [Event("task", "tasks", "[pending] write the tests")])
+    # another process takes the file and dies before committing
+    script = ("import sys; from pathlib import Path; from context_kernel.session import spool; "
+              "taken, rows = next(spool.drain(Path(sys.argv[1]))); print(len(rows))")
+    out = subprocess.run([sys.executable, "-c", script, str(home)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
+    assert list(spool.spool_dir(home).glob("*.taking"))
+    memory = Memory(engine=open_engine(database_path(home)), home=home)
+    assert memory.ingest() == {"s": 1}
+    assert not list(spool.spool_dir(home).iterdir())
+
+
+def test_a_file_being_taken_by_a_live_process_is_left_alone(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folder = spool.spool_dir(home)
+    folder.mkdir(parents=True)
+    line = json.dumps({"type": "t", "category": "files", "data": "x", "session_id": "s", "client": "c", "time": 1})
+    parent = os.getppid()  # alive for the whole test
+    (folder / f"abc.1.{parent}.taking").write_text(line + "\n")
+    memory = Memory(engine=open_engine(database_path(home)), home=home)
+    assert memory.ingest() == {}
