@@ -64,6 +64,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .web.client import SafeFetcher
     from .notebooks.service import ExportService
     from .web.service import FetchService
+    from .security.guard import DenyGuard
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     base_env = settings.base_env if settings.base_env is not None else {}
@@ -92,10 +93,11 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         default_timeout_ms=settings.default_timeout_ms, max_timeout_ms=settings.max_timeout_ms,
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
+    guard = DenyGuard(settings.project_dir, settings.user_home)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
-                                 search_budget=settings.search_budget)
+                                 search_budget=settings.search_budget, guard=guard)
     service = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
-                               limits=limits, spawn=spawn, knowledge=knowledge)
+                               limits=limits, spawn=spawn, knowledge=knowledge, guard=guard)
     batch = BatchService(execution=service, knowledge=knowledge, pool=pool)
     fetcher = SafeFetcher(strict=settings.fetch_strict, max_body_bytes=settings.fetch_max_body,
                           proxy=settings.fetch_proxy)

@@ -34,6 +34,17 @@ class PathRefused(InvalidRequest):
         self.resolved = resolved
 
 
+class Denied(InvalidRequest):
+    """A deny rule from the user's Claude Code settings forbids this command, code or path."""
+
+    # The message (from security.deny) already says what to do instead.
+
+    def __init__(self, message: str, *, rule: str, source: str = "") -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.source = source
+
+
 class KernelError(ContextKernelError):
     """Something went wrong with a kernel process."""
 

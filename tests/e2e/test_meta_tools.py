@@ -82,3 +82,15 @@ def test_compact_schema_keeps_parameter_names_and_drops_noise() -> None:
 async def test_explicit_null_for_an_optional_parameter_is_still_accepted(client: Client) -> None:
     result = await client.call_tool("ctx_execute", {"language": "python", "code": "print(6*7)", "timeout": None})
     assert not result.is_error and text_of(result).strip() == "42"
+
+
+async def test_doctor_tool_checks_kernels_store_hooks_and_versions(client: Client) -> None:
+    result = await client.call_tool("ctx_doctor", {})
+    lines = text_of(result).splitlines()
+    assert all(line.startswith(("[OK]", "[WARN]", "[FAIL]")) for line in lines)
+    assert any(line.startswith("[OK] versions") for line in lines)
+    assert any(line.startswith("[OK] sqlite") and "trigram" in line for line in lines)
+    python = next(line for line in lines if line.split(":")[0].split()[1:2] == ["python"])
+    assert python.startswith("[OK]") and "starts and runs code" in python
+    # the test settings carry no user home: the hooks line says so instead of guessing
+    assert any(line.startswith("[WARN] hooks") for line in lines)

@@ -50,6 +50,9 @@ class BatchService:
         check_batch(len(commands), MAX_COMMANDS, concurrency, noun="commands",
                     example="commands=[{label, command}, ...]")
         timeout, _ = self._execution.clamp_timeout(timeout_ms)
+        if self._execution.guard is not None:
+            for c in commands:  # one denied command refuses the batch before anything runs
+                self._execution.guard.check_shell(c.command)
         results = [CommandResult(c) for c in commands]
         started = time.monotonic()
         if concurrency == 1:

@@ -24,6 +24,7 @@ from .collector import OutputCollector
 from ..knowledge.intent import intent_excerpt
 from ..knowledge.service import KnowledgeService
 from ..paths import resolve_in_project
+from ..security.guard import DenyGuard
 from ..settings import INTENT_THRESHOLD
 from .files import file_hash, preamble
 from .reply import shape_reply
@@ -57,6 +58,7 @@ class ExecutionService:
         limits: ExecutionLimits,
         spawn: Spawn,
         knowledge: KnowledgeService | None = None,
+        guard: DenyGuard | None = None,
     ) -> None:
         self._db = db
         self._executions = executions
@@ -65,6 +67,7 @@ class ExecutionService:
         self._limits = limits
         self._spawn = spawn
         self._knowledge = knowledge
+        self.guard = guard
         self._known_sessions: set[str] = set()
         self._background: dict[int, anyio.Event] = {}
 
@@ -75,6 +78,11 @@ class ExecutionService:
         try:
             language, kernel_name = self._resolve(req)
             timeout_ms, clamp_note = self._timeout(req.timeout_ms)
+            if self.guard is not None:
+                # Checked before anything runs; a denial is recorded as a refused call.
+                if req.path is not None:
+                    self.guard.check_path(req.path)
+                self.guard.check_code(language.name if language else (req.language or ""), req.code)
             if req.path is not None:
                 file_path = resolve_in_project(self._project_dir, req.path)
                 digest = await self._db.run(file_hash, file_path)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paths import resolve_in_project
+from ..security.guard import DenyGuard
 from ..metering import count
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec
@@ -47,11 +48,13 @@ class SearchReply:
 
 
 class KnowledgeService:
-    def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int) -> None:
+    def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
+                 guard: DenyGuard | None = None) -> None:
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
         self._budget = search_budget
+        self._guard = guard
         self._calls: dict[str, int] = {}
 
     # -- indexing ------------------------------------------------------------------------------
@@ -91,6 +94,8 @@ class KnowledgeService:
     async def index_path(self, path: str, *, source: str | None = None, include: list[str] | None = None,
                          exclude: list[str] | None = None, max_depth: int | None = None, max_files: int = 1000,
                          respect_gitignore: bool = True, session_id: str | None = None) -> IndexReport:
+        if self._guard is not None:
+            self._guard.check_path(path)
         real = resolve_in_project(self._project_dir, path, want="any")
         report = IndexReport()
         if real.is_file():

@@ -24,6 +24,9 @@ from .model import PRIORITY, Event, HookAnswer
 
 SOURCE_PREFIX = "session-events"
 SNAPSHOT_BUDGET = 2048
+# What SessionStart injects (header, snapshot, ready-made searches) stays within 2 KB too: the
+# guide shrinks the snapshot (least important entries first) to make room for the searches.
+INJECT_BUDGET = 2048
 
 
 def source_label(session_id: str) -> str:
@@ -106,7 +109,7 @@ class Memory:
         else:
             xml = saved.snapshot
         self.events_repo.mark_consumed(session_id)
-        return resume_guide(xml, events, session_id=session_id)
+        return resume_guide(xml, events, session_id=session_id, budget=INJECT_BUDGET)
 
 
 def open_memory(home: Path) -> Memory:

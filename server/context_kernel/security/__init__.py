@@ -1,0 +1,14 @@
+"""Security: Claude Code deny rules (shell commands, code in other languages, paths) and secret
+redaction before anything is stored.
+
+Standard library only, because the hooks import it on every tool call (< 150 ms to answer):
+no SQLAlchemy, anyio or mcp here, and a test keeps it so.
+"""
+
+from context_kernel.security.deny import Denial, DenyRule, DenyRules, parse_rule
+from context_kernel.security.redact import REDACTED, is_secret_key, redact_obj, redact_text, secret_env_values
+
+__all__ = [
+    "REDACTED", "Denial", "DenyRule", "DenyRules", "is_secret_key", "parse_rule", "redact_obj",
+    "redact_text", "secret_env_values",
+]

@@ -1,0 +1,252 @@
+"""String literals of the languages whose code is checked for shell escapes (standard library only).
+
+A small lexer, one function per job: :func:`read_literal` reads the literal starting at a position
+(python prefixes and triple quotes, JS templates, ruby `%x{}`/`%w[]`, perl `q/qq/qw/qx`, elixir
+sigils, rust and C# raw and verbatim strings, go raw strings, R raw strings) and decodes its value;
+:func:`mask_code` blanks comments (and, in a second copy, string bodies) keeping every position,
+so calls are searched where code is and arguments read where strings are. Interpolations
+(`f"{x}"`, `${x}`, `#{x}`) are kept as written. It is not a parser: regex literals, heredocs and
+rarer quoting forms are read as ordinary characters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: str
+    end: int
+    kind: str = "str"
+    """str | shell (runs when evaluated: ruby/perl/php backticks) | words (%w[], qw())"""
+
+
+def _decode(body: str) -> str:
+    """Backslash escapes, as most languages read them in double quotes."""
+    simple = {"n": "\n", "t": "\t", "r": "\r", "0": "", "a": "", "e": "", "v": "", "f": ""}
+    return re.sub(r"\\(.)", lambda m: simple.get(m.group(1), m.group(1)), body, flags=re.DOTALL)
+
+
+def _quoted(code: str, i: int, quote: str, *, escapes: bool = True, doubled: bool = False) -> tuple[str, int]:
+    """Body and end of a literal whose opening `quote` ends just before `i`."""
+    n = len(code)
+    j = i
+    while j < n:
+        if escapes and code[j] == "\\":
+            j += 2
+            continue
+        if code.startswith(quote, j):
+            if doubled and code.startswith(quote * 2, j):
+                j += 2
+                continue
+            return code[i:j], j + len(quote)
+        j += 1
+    return code[i:n], n
+
+
+def _delimited(code: str, i: int) -> tuple[str, int]:
+    """`%x{...}`, `qx(...)`, `~s[...]`: the delimiter is code[i]; brackets nest."""
+    opener = code[i]
+    closer = _PAIRS.get(opener, opener)
+    depth, j, n = 1, i + 1, len(code)
+    while j < n:
+        c = code[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == closer and opener != closer:
+            depth -= 1
+            if depth == 0:
+                return code[i + 1:j], j + 1
+        elif c == opener and opener != closer:
+            depth += 1
+        elif c == closer:
+            return code[i + 1:j], j + 1
+        j += 1
+    return code[i + 1:n], n
+
+
+def _template(code: str, i: int) -> tuple[str, int]:
+    """A JS template literal from after its backtick; `${...}` kept as written."""
+    n, j = len(code), i
+    while j < n:
+        c = code[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "`":
+            return code[i:j], j + 1
+        if code.startswith("${", j):
+            depth, j = 1, j + 2
+            while j < n and depth:
+                depth += {"{": 1, "}": -1}.get(code[j], 0)
+                j += 1
+            continue
+        j += 1
+    return code[i:n], n
+
+
+_PY_STRING = re.compile("([rRbBuUfF]{0,2})('''|\"\"\"|'|\")")
+_CS_PREFIX = re.compile(r"(?:\$@|@\$|@|\$)\"")
+_CHAR = re.compile(r"'(?:\\.|[^\\'\n])'")
+_RUST_RAW = re.compile(r"b?r(#*)\"")
+_RUBY_PERCENT = re.compile(r"%([xqQwWiI]?)([^\w\s])")
+_PERL_QUOTE = re.compile(r"(qq|qx|qw|q)\s*([^\w\s])")
+_SIGIL = re.compile(r"~([sScCwW])([^\w\s])")
+_R_RAW = re.compile(r"[rR](['\"])(-*)([(\[{])")
+
+
+def read_literal(code: str, i: int, lang: str) -> Literal | None:
+    """The string literal starting at `i` in `lang`, if one does."""
+    c = code[i]
+    prev = code[i - 1] if i else ""
+    word_before = prev.isalnum() or prev in ("_", "$")
+    if lang == "python":
+        m = _PY_STRING.match(code, i)
+        if m and not word_before and (m.group(1) or c in "'\""):
+            raw = "r" in m.group(1).lower()
+            body, end = _quoted(code, m.end(), m.group(2), escapes=True)
+            return Literal(body if raw else _decode(body), end)
+        return None
+    if c == '"' and lang == "csharp" and code.startswith('"""', i):
+        body, end = _quoted(code, i + 3, '"""', escapes=False)
+        return Literal(body, end)
+    if c in "@$" and lang == "csharp":
+        m = _CS_PREFIX.match(code, i)
+        if m:
+            verbatim = "@" in m.group(0)
+            body, end = _quoted(code, m.end(), '"', escapes=not verbatim, doubled=verbatim)
+            return Literal(body.replace('""', '"') if verbatim else _decode(body), end)
+        return None
+    if c == '"':
+        if lang == "elixir" and code.startswith('"""', i):
+            body, end = _quoted(code, i + 3, '"""')
+            return Literal(_decode(body), end)
+        body, end = _quoted(code, i + 1, '"')
+        return Literal(_decode(body), end)
+    if c == "'":
+        if lang in ("go", "rust", "csharp"):  # char literals (and rust lifetimes): never commands
+            m = _CHAR.match(code, i)
+            return Literal(m.group(0)[1:-1], m.end()) if m else None
+        body, end = _quoted(code, i + 1, "'")
+        if lang in ("ruby", "perl", "php"):
+            return Literal(body.replace("\\'", "'").replace("\\\\", "\\"), end)
+        return Literal(_decode(body), end)
+    if c == "`":
+        if lang in ("javascript", "typescript"):
+            body, end = _template(code, i + 1)
+            return Literal(body, end)
+        if lang == "go":
+            body, end = _quoted(code, i + 1, "`", escapes=False)
+            return Literal(body, end)
+        if lang in ("ruby", "perl", "php"):
+            body, end = _quoted(code, i + 1, "`")
+            return Literal(body, end, "shell")
+        return None
+    if word_before:
+        return None
+    if lang == "rust":
+        m = _RUST_RAW.match(code, i)
+        if m:
+            body, end = _quoted(code, m.end(), '"' + m.group(1), escapes=False)
+            return Literal(body, end)
+        return None
+    if lang == "ruby" and c == "%":
+        m = _RUBY_PERCENT.match(code, i)
+        if m:
+            body, end = _delimited(code, m.start(2))
+            kind = {"x": "shell", "w": "words", "W": "words"}.get(m.group(1), "str")
+            return Literal(body, end, kind)
+        return None
+    if lang == "perl" and c == "q":
+        m = _PERL_QUOTE.match(code, i)
+        if m:
+            body, end = _delimited(code, m.start(2))
+            kind = {"qx": "shell", "qw": "words"}.get(m.group(1), "str")
+            return Literal(body, end, kind)
+        return None
+    if lang == "elixir" and c == "~":
+        m = _SIGIL.match(code, i)
+        if m:
+            body, end = _delimited(code, m.start(2))
+            return Literal(body, end, "words" if m.group(1) in "wW" else "str")
+        return None
+    if lang == "r" and c in "rR":
+        m = _R_RAW.match(code, i)
+        if m:
+            closer = _PAIRS[m.group(3)] + m.group(2) + m.group(1)
+            body, end = _quoted(code, m.end(), closer, escapes=False)
+            return Literal(body, end)
+    return None
+
+
+_LINE_COMMENT = {
+    "python": "#", "ruby": "#", "perl": "#", "r": "#", "elixir": "#",
+    "javascript": "//", "typescript": "//", "go": "//", "rust": "//", "csharp": "//", "php": "//",
+}
+
+
+# Where a literal or a comment can start, per language; everything else is skipped at C speed.
+_STARTS = {
+    "python": r"['\"#]|(?<![\w$])[rRbBuUfF]{1,2}['\"]",
+    "javascript": r"['\"`/]", "typescript": r"['\"`/]", "go": r"['\"`/]",
+    "rust": r"['\"/]|(?<![\w$])b?r#*\"", "csharp": r"['\"@$/]", "php": r"['\"`/#]",
+    "ruby": r"['\"`%#]", "perl": r"['\"`#]|(?<![\w$])q[qxw]?\s*[^\w\s]", "elixir": r"['\"~#]",
+    "r": r"['\"#]|(?<![\w$])[rR]['\"]",
+}
+
+
+@cache
+def _interesting(lang: str) -> re.Pattern[str]:
+    return re.compile(_STARTS.get(lang, r"['\"`#/]"))
+
+
+def mask_code(code: str, lang: str) -> tuple[str, str, list[Literal]]:
+    """(code with comments blanked, the same with string bodies blanked too, literals found).
+
+    Lengths are kept so positions agree: calls are searched in the second, arguments read from
+    the first, and `shell`-kind literals (backticks) are reported as they are.
+    """
+    out = list(code)
+    bare = list(code)
+    literals: list[Literal] = []
+    line = _LINE_COMMENT.get(lang, "#")
+    interesting = _interesting(lang)
+    i, n = 0, len(code)
+    while i < n:
+        jump = interesting.search(code, i)  # skip plain code in C speed
+        if jump is None:
+            break
+        i = jump.start()
+        c = code[i]
+        comment = code.startswith(line, i) or (lang == "php" and c == "#" and not code.startswith("#[", i))
+        if comment and not (lang == "perl" and i and code[i - 1] == "$"):  # $#array is not a comment
+            end = code.find("\n", i)
+            end = n if end < 0 else end
+            for j in range(i, end):
+                out[j] = bare[j] = " "
+            i = end
+            continue
+        if line == "//" and code.startswith("/*", i):
+            end = code.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            for j in range(i, end):
+                if code[j] != "\n":
+                    out[j] = bare[j] = " "
+            i = end
+            continue
+        lit = read_literal(code, i, lang)
+        if lit is not None and lit.end > i:
+            literals.append(lit)
+            for j in range(i + 1, lit.end - 1):
+                if code[j] != "\n":
+                    bare[j] = " "
+            i = lit.end
+            continue
+        i += 1
+    return "".join(out), "".join(bare), literals

@@ -1,0 +1,212 @@
+"""Secret redaction before anything is stored (standard library only).
+
+What counts as a secret key (case-insensitive, also inside longer names such as `GITHUB_TOKEN`,
+`db_password`, `x-api-key`, `clientSecret`): `secret`, `password`, `passwd`, `passphrase`,
+`credential(s)`, `api_key`/`apikey`/`api-key`, `private_key`, `access_key`, `authorization`,
+`auth`, `cookie`/`set-cookie`; `token` and `session` only as the last part of a name
+(`auth_token`, `user_session`, Django's `sessionid`), and `pwd` only as the whole key.
+
+Decisions, so that ordinary text survives:
+- `max_tokens=5`, `tokens: 12`, `token_count`, `tokenizer` are not secrets (counts and tools of
+  the LLM trade, and plural `tokens` is never a credential); `token=abc` is.
+- `session_id` is not a secret: hook payloads use it to name the session, not to authenticate.
+- the environment variables `PWD` and `OLDPWD` are directories, not passwords: they are never
+  secret values (lower-case `pwd=...` in text still is).
+- an unquoted value that is code rather than data is left alone: `password = getpass()`,
+  `token = $GITHUB_TOKEN`, `password == "x"` (a comparison).
+- explicit secret values (e.g. from :func:`secret_env_values`) shorter than 6 characters, once
+  stripped, are ignored: they would redact noise.
+
+Forms handled in text: `key=value`, `key: value`, `key := value`, `"key": "value"`,
+`'key' => 'value'`, `--key value`, `--key=value`, `Authorization: Bearer x` (the scheme is kept)
+and `Cookie: a=b; c=d` (as HTTP headers, to the end of the line or a closing quote),
+`Bearer <token>`, URLs with `user:password@` (the user is kept), and every
+occurrence of the given secret values. Values are replaced by `[REDACTED]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_LENGTH = 6
+
+_CONTAINS = ("secret", "password", "passwd", "passphrase", "credential", "apikey", "privatekey", "accesskey")
+_PARTS = frozenset({"auth", "authorization", "cookie", "cookies"})
+_NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD"})
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether a key or variable name holds a secret (see the module docstring for the list)."""
+    parts = [p.lower() for p in _NON_ALNUM.split(_CAMEL.sub("_", name)) if p]
+    if not parts:
+        return False
+    squashed = "".join(parts)
+    if any(word in squashed for word in _CONTAINS):
+        return True
+    if any(part in _PARTS for part in parts):
+        return True
+    last = parts[-1]
+    if last.endswith("token") or last in ("session", "sessionid", "sessid", "phpsessid"):
+        return True
+    if len(parts) >= 2 and parts[-2] == "session" and last in ("key", "secret", "cookie"):
+        return True
+    return parts == ["pwd"] and name != "PWD"
+
+
+def secret_env_values(env: Mapping[str, str]) -> list[str]:
+    """Values of variables whose name looks secret, at least 6 characters, longest first."""
+    values = {
+        value for name, value in env.items()
+        if name not in _NOT_SECRET_ENV and is_secret_key(name) and len(value.strip()) >= MIN_SECRET_LENGTH
+    }
+    return sorted(values, key=lambda v: (-len(v), v))
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+_KEY = r"[A-Za-z_][A-Za-z0-9_.-]*"
+_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+):([^\s@/]+)@")
+_HEADER = re.compile(
+    r"(?im)\b((?:proxy-)?authorization|(?:set-)?cookie)(\s*:[ \t]*)"
+    r"((?:(?:Bearer|Basic|Token|Digest|Negotiate|Bot)[ \t]+)?)([^\r\n]+)"
+)
+_QUOTED_PAIR = re.compile(
+    r"([\"'])(" + _KEY + r")\1(\s*(?::|=>|=)\s*)([\"'])((?:\\.|(?!\4)[^\\])*)\4", re.DOTALL
+)
+_PAIR = re.compile(
+    r"(?<![A-Za-z0-9_.-])(" + _KEY + r")(\s*(?::=|=|:(?!//))[ \t]*)"
+    r"(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|[^\s\"',;&<>{}\[\]()=|`]+)"
+)
+_FLAG = re.compile(r"(?<![\w-])(--?" + _KEY + r")([ \t]+|=)(\"[^\"]*\"|'[^']*'|[^\s\"'-][^\s\"']*)")
+_BEARER = re.compile(r"\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})")
+_NOT_DATA = frozenset({"none", "null", "nil", "true", "false", "undefined"})
+
+
+def redact_text(text: str, secret_values: Iterable[str] = ()) -> str:
+    """`text` with secrets replaced by `[REDACTED]`; never raises on any string."""
+    text = _redact_values(text, secret_values)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
+    text = _redact_headers(text)
+    text = _sub_keyed(_QUOTED_PAIR, 2, text, _quoted_pair)
+    text = _sub_keyed(_PAIR, 1, text, _pair)
+    text = _sub_keyed(_FLAG, 1, text, _flag)
+    return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+def _redact_values(text: str, secret_values: Iterable[str]) -> str:
+    values = sorted({v for v in secret_values if len(v.strip()) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+    if not values:
+        return text
+    # One alternation, longest first, scanned left to right: no value survives in unreplaced text.
+    return re.sub("|".join(re.escape(v) for v in values), REDACTED, text)
+
+
+def _sub_keyed(pattern: re.Pattern[str], key_group: int, text: str,
+               build: Callable[[re.Match[str]], str | None]) -> str:
+    """Like `pattern.sub`, but a match whose key is not secret consumes only its key, so that
+    `user: token=abc` still reaches `token=abc`."""
+    out: list[str] = []
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        replacement = build(m)
+        if replacement is None:
+            out.append(text[pos:m.end(key_group)])
+            pos = m.end(key_group)
+        else:
+            out.append(text[pos:m.start()])
+            out.append(replacement)
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _redact_headers(text: str) -> str:
+    """A header's value runs to the end of the line, or to the quote that opened the header
+    (`curl -H 'Authorization: Bearer x' -H "Cookie: a=b"`); the scheme word is kept."""
+    out: list[str] = []
+    pos = 0
+    while (m := _HEADER.search(text, pos)) is not None:
+        value, end = m.group(4), m.end()
+        opening = text[m.start() - 1:m.start()]
+        if opening in ("'", '"') and opening in value:
+            value = value[:value.index(opening)]
+            end = m.start(4) + len(value)
+        out.append(text[pos:m.start(4)])
+        out.append(value if value.strip() == REDACTED else REDACTED)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _quoted_pair(m: re.Match[str]) -> str | None:
+    if not is_secret_key(m.group(2)):
+        return None
+    quote = m.group(4)
+    return f"{m.group(1)}{m.group(2)}{m.group(1)}{m.group(3)}{quote}{REDACTED}{quote}"
+
+
+def _pair(m: re.Match[str]) -> str | None:
+    key, sep, value = m.group(1), m.group(2), m.group(3)
+    if not is_secret_key(key):
+        return None
+    if _redacted_next(m.string, m.end()):
+        return m.group(0)  # `Authorization: Bearer [REDACTED]` is done already
+    if value[0] in "\"'":
+        return f"{key}{sep}{value[0]}{REDACTED}{value[0]}"
+    if _is_code(value, m.string, m.end()):
+        return m.group(0)
+    return f"{key}{sep}{REDACTED}"
+
+
+def _redacted_next(text: str, end: int) -> bool:
+    return text[end:end + len(REDACTED) + 4].lstrip(" \t").startswith(REDACTED)
+
+
+def _flag(m: re.Match[str]) -> str | None:
+    flag, gap, value = m.group(1), m.group(2), m.group(3)
+    if not is_secret_key(flag.lstrip("-")):
+        return None
+    if REDACTED in value:
+        return m.group(0)
+    if value[0] in "\"'":
+        return f"{flag}{gap}{value[0]}{REDACTED}{value[0]}"
+    return f"{flag}{gap}{REDACTED}"
+
+
+def _is_code(value: str, text: str, end: int) -> bool:
+    """An unquoted value that reads as code or a reference, not as a secret itself."""
+    if value[0] in "$%{<" or value.lower() in _NOT_DATA:
+        return True
+    following = text[end:end + 1]
+    return following in ("(", "[")
+
+
+# --- JSON values ---------------------------------------------------------------------------------
+
+
+def redact_obj(obj: Any, secret_values: Iterable[str] = ()) -> Any:
+    """A copy of a JSON-like value: values under secret keys become `[REDACTED]` (whatever they
+    are, except None), every other string goes through :func:`redact_text`."""
+    values = tuple(secret_values)
+    return _redact_obj(obj, values)
+
+
+def _redact_obj(obj: Any, values: tuple[str, ...]) -> Any:
+    if isinstance(obj, str):
+        return redact_text(obj, values)
+    if isinstance(obj, Mapping):
+        return {
+            key: (REDACTED if isinstance(key, str) and is_secret_key(key) and value is not None
+                  else _redact_obj(value, values))
+            for key, value in obj.items()
+        }
+    if isinstance(obj, list):
+        return [_redact_obj(item, values) for item in obj]
+    if isinstance(obj, tuple):
+        return tuple(_redact_obj(item, values) for item in obj)
+    return obj

@@ -1,0 +1,88 @@
+"""The server applies the user's Claude Code deny rules itself (clients without hooks reach it directly)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp.client.client import Client
+
+from context_kernel.settings import Settings
+from context_kernel.tools.server import create_server
+from tests.conftest import make_settings, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+def _deny(settings_file: Path, *rules: str) -> None:
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text(json.dumps({"permissions": {"deny": list(rules)}}))
+
+
+@pytest.fixture
+def guarded(tmp_path: Path, project: Path) -> Settings:
+    _deny(project / ".claude" / "settings.json", "Bash(rm -rf *)", "Read(./.env)")
+    _deny(tmp_path / "user" / ".claude" / "settings.json", "Bash(curl:*)")
+    (project / ".env").write_text("API_KEY=abc123456789\n")
+    (project / "build").mkdir()
+    return make_settings(tmp_path, project, user_home=tmp_path / "user")
+
+
+@pytest.fixture
+async def guarded_client(guarded: Settings) -> AsyncIterator[Client]:
+    async with Client(create_server(guarded)) as c:
+        yield c
+
+
+async def test_denied_shell_segment_refuses_the_whole_command(guarded_client: Client, project: Path) -> None:
+    result = await guarded_client.call_tool(
+        "ctx_execute", {"language": "shell", "code": "touch ran.txt && echo hi && rm -rf build"})
+    assert result.is_error
+    text = text_of(result)
+    assert "Bash(rm -rf *)" in text and ".claude/settings.json" in text
+    assert (project / "build").is_dir() and not (project / "ran.txt").exists()
+
+
+async def test_shell_escapes_inside_python_are_checked(guarded_client: Client, project: Path) -> None:
+    result = await guarded_client.call_tool(
+        "ctx_execute", {"language": "python", "code": "import subprocess\nsubprocess.run(['rm', '-rf', 'build'])"})
+    assert result.is_error and "Bash(rm -rf *)" in text_of(result)
+    assert (project / "build").is_dir()
+    allowed = await guarded_client.call_tool("ctx_execute", {"language": "python", "code": "print('fine')"})
+    assert not allowed.is_error and text_of(allowed).strip() == "fine"
+
+
+async def test_read_rules_cover_execute_file_and_index(guarded_client: Client) -> None:
+    for tool, args in (("ctx_execute_file", {"path": ".env", "language": "python", "code": "print(FILE_CONTENT)"}),
+                       ("ctx_index", {"path": "./.env"})):
+        result = await guarded_client.call_tool(tool, args)
+        assert result.is_error, tool
+        assert "Read(./.env)" in text_of(result) and "abc123456789" not in text_of(result)
+
+
+async def test_user_rules_deny_a_batch_before_any_command_runs(guarded_client: Client, project: Path) -> None:
+    result = await guarded_client.call_tool("ctx_batch_execute", {"commands": [
+        {"label": "mark", "command": "touch batch-ran.txt"},
+        {"label": "page", "command": "curl -s http://127.0.0.1:9/"}]})
+    assert result.is_error and "Bash(curl:*)" in text_of(result) and "user settings" in text_of(result)
+    assert not (project / "batch-ran.txt").exists()
+
+
+async def test_a_rule_added_while_the_server_runs_applies_at_once(guarded_client: Client, project: Path) -> None:
+    first = await guarded_client.call_tool("ctx_execute", {"language": "shell", "code": "echo before"})
+    assert not first.is_error
+    _deny(project / ".claude" / "settings.local.json", "Bash(echo:*)")
+    second = await guarded_client.call_tool("ctx_execute", {"language": "shell", "code": "echo after"})
+    assert second.is_error and "settings.local.json" in text_of(second)
+
+
+async def test_a_denied_call_is_recorded_as_refused(guarded_client: Client, guarded: Settings) -> None:
+    await guarded_client.call_tool("ctx_execute", {"language": "shell", "code": "rm -rf build"})
+    exported = await guarded_client.call_tool("ctx_export", {})
+    notebooks = list((guarded.home / "exports").rglob("*.ipynb"))
+    assert notebooks, text_of(exported)
+    cells = [c for nb in notebooks for c in json.loads(nb.read_text())["cells"]]
+    refused = [c for c in cells if c["cell_type"] == "markdown" and "Bash(rm -rf *)" in "".join(c["source"])]
+    assert refused

@@ -1,0 +1,166 @@
+"""Secret redaction of text and JSON values."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from context_kernel.security import REDACTED, is_secret_key, redact_obj, redact_text, secret_env_values
+
+R = REDACTED
+
+REDACTED_TEXT = [
+    ("GITHUB_TOKEN=ghp_abcdef123", f"GITHUB_TOKEN={R}"),
+    ("export DB_PASSWORD='s3cr3t pass'", f"export DB_PASSWORD='{R}'"),
+    ('API_KEY="abc def"', f'API_KEY="{R}"'),
+    ("password: hunter2", f"password: {R}"),
+    ("token := \"go\"", f'token := "{R}"'),
+    ('{"client_secret": "abc", "name": "x"}', f'{{"client_secret": "{R}", "name": "x"}}'),
+    ("{'password': 'pw', 'user': 'bob'}", f"{{'password': '{R}', 'user': 'bob'}}"),
+    ("'password' => 'pw1'", f"'password' => '{R}'"),
+    ('"accessKey": "AKIA\\"quoted"', f'"accessKey": "{R}"'),
+    ("x-api-key: k123", f"x-api-key: {R}"),
+    ("apiKey: 'AKIA1234'", f"apiKey: '{R}'"),
+    ("aws_access_key_id = AKIAXXXX", f"aws_access_key_id = {R}"),
+    ("private_key=abc", f"private_key={R}"),
+    ("credentials=abc", f"credentials={R}"),
+    ("session=zzz", f"session={R}"),
+    ("pwd=abc", f"pwd={R}"),
+    ("--password hunter2 --user bob", f"--password {R} --user bob"),
+    ("--token=abc123 --verbose", f"--token={R} --verbose"),
+    ("--client-secret 'a b'", f"--client-secret '{R}'"),
+    ("curl -H 'Authorization: Bearer abc.def' https://x", f"curl -H 'Authorization: Bearer {R}' https://x"),
+    ("Authorization: Basic dXNlcjpwYXNz", f"Authorization: Basic {R}"),
+    ("authorization: token123", f"authorization: {R}"),
+    ("Authorization: Digest username=\"a\", response=\"b\"\nnext", f"Authorization: Digest {R}\nnext"),
+    ("curl -H \"Cookie: a=b\" -H 'Authorization: Basic xyz' -d x", f"curl -H \"Cookie: {R}\" -H 'Authorization: Basic {R}' -d x"),
+    ("Cookie: a=b; c=d", f"Cookie: {R}"),
+    ("Set-Cookie: sid=1; Path=/; HttpOnly", f"Set-Cookie: {R}"),
+    ("got Bearer abcdefghijk back", f"got Bearer {R} back"),
+    ("postgres://admin:hunter2@db:5432/x", f"postgres://admin:{R}@db:5432/x"),
+    ("https://user:p%40ss@example.com/path", f"https://user:{R}@example.com/path"),
+    ("https://x.com/?token=abc&page=2", f"https://x.com/?token={R}&page=2"),
+    ("user: token=abc", f"user: token={R}"),
+    ("a=1\nSECRET=xyz\nb=2", f"a=1\nSECRET={R}\nb=2"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REDACTED_TEXT)
+def test_secrets_in_text_are_redacted(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+UNCHANGED_TEXT = [
+    "the tokenizer splits text into tokens",
+    "max_tokens=5 tokens=7 token_count: 12",  # counts, not credentials (documented)
+    "session_id=abc123",  # hook payloads name sessions with it (documented)
+    "PWD=/home/me/project",  # the shell's working directory
+    "The password is never printed.",
+    "password = input()",  # code, not a value
+    "api_key = os.getcwd_like['K']",
+    "token = None",
+    "secret = $SECRET_FROM_ENV",
+    "if password == 'x':",
+    "author: Jane",
+    "keyboard: us",
+    "https://example.com/a:b@c",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", UNCHANGED_TEXT)
+def test_ordinary_text_is_unchanged(text: str) -> None:
+    assert redact_text(text) == text
+
+
+def test_given_secret_values_are_redacted_everywhere() -> None:
+    text = "clone with ghp_SECRET123 then echo ghp_SECRET123; short abc stays"
+    assert redact_text(text, ["ghp_SECRET123", "abc", "     "]) == f"clone with {R} then echo {R}; short abc stays"
+
+
+def test_overlapping_secret_values_leave_nothing_behind() -> None:
+    out = redact_text("xx-abcdefgh-yy", ["abcdef", "cdefgh"])
+    assert "abcdef" not in out and "cdefgh" not in out.replace(R, "\0")
+
+
+@pytest.mark.parametrize(("key", "secret"), [
+    ("GITHUB_TOKEN", True), ("db_password", True), ("x-api-key", True), ("client_secret", True),
+    ("access_key", True), ("AccessKey", True), ("APIKey", True), ("apikey", True), ("Authorization", True),
+    ("auth", True), ("Set-Cookie", True), ("private_key", True), ("credentials", True), ("passwd", True),
+    ("PASSPHRASE", True), ("csrftoken", True), ("session", True), ("sessionid", True), ("pwd", True),
+    ("tokenizer", False), ("tokens", False), ("max_tokens", False), ("token_count", False),
+    ("session_id", False), ("sessionId", False), ("PWD", False), ("OLDPWD", False), ("author", False),
+    ("keyboard", False), ("name", False), ("", False),
+])
+def test_secret_key_names(key: str, secret: bool) -> None:
+    assert is_secret_key(key) is secret
+
+
+def test_redact_obj_redacts_values_under_secret_keys_and_text_elsewhere() -> None:
+    obj = {
+        "headers": {"Authorization": "Bearer x", "Accept": "text/html"},
+        "token": 5,
+        "credentials": {"user": "bob", "pass": "x"},
+        "cookie": None,
+        "max_tokens": 9,
+        "log": ["password=foo", ("GITHUB_TOKEN=ghp_1",), 3.5, True],
+        "note": "uses ghp_planted_value",
+        7: "numeric keys are fine",
+    }
+    assert redact_obj(obj, ["ghp_planted_value"]) == {
+        "headers": {"Authorization": R, "Accept": "text/html"},
+        "token": R,
+        "credentials": R,
+        "cookie": None,
+        "max_tokens": 9,
+        "log": [f"password={R}", (f"GITHUB_TOKEN={R}",), 3.5, True],
+        "note": f"uses {R}",
+        7: "numeric keys are fine",
+    }
+    assert obj["token"] == 5  # the input is not modified
+
+
+def test_secret_env_values_picks_secret_names_and_long_values() -> None:
+    env = {
+        "GITHUB_TOKEN": "ghp_123456", "DB_PASSWORD": "hunter22", "SHORT_TOKEN": "abc",
+        "PWD": "/home/me/project", "OLDPWD": "/home/me", "HOME": "/root", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI",
+        "MAX_TOKENS": "1000000",
+    }
+    assert secret_env_values(env) == ["wJalrXUtnFEMI", "ghp_123456", "hunter22"]
+
+
+# --- properties -------------------------------------------------------------------------------
+
+_text = st.text(st.characters(codec="utf-8", exclude_characters="\0"), max_size=300)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_text, values=st.lists(_text, max_size=4))
+def test_redact_text_never_raises(text: str, values: list[str]) -> None:
+    assert isinstance(redact_text(text, values), str)
+
+
+_noisy = st.text(st.sampled_from(list("ab =:\"'\n-/@_[]{}tokenpasswordAuthorizationBearer ")), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prefix=st.one_of(_text, _noisy),
+       secret=st.text(st.characters(codec="utf-8", exclude_characters="\0"), min_size=6, max_size=40),
+       suffix=st.one_of(_text, _noisy))
+def test_a_planted_secret_value_never_survives(prefix: str, secret: str, suffix: str) -> None:
+    assume(len(secret.strip()) >= 6)
+    out = redact_text(prefix + secret + suffix + secret, [secret])
+    # Markers count as opaque: the secret may not be spelled by the text around them.
+    assert secret not in out.replace(R, "\0")
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.from_regex(r"[A-Za-z0-9_\-]{6,30}", fullmatch=True),
+       key=st.sampled_from(["GITHUB_TOKEN", "password", "client_secret", "x-api-key", "Authorization", "db_passwd"]),
+       form=st.sampled_from(["{k}={v}", "{k}: {v}", '"{k}": "{v}"', "--{k} {v}", "--{k}={v}", "{k} = '{v}'"]))
+def test_values_of_secret_keys_never_survive_in_any_form(value: str, key: str, form: str) -> None:
+    assume(not value.startswith("-"))
+    out = redact_text("before " + form.format(k=key, v=value) + "\nafter")
+    assert value not in out
+    assert out.startswith("before ") and out.endswith("\nafter")  # nothing else is eaten

@@ -1,0 +1,144 @@
+"""Splitting a command line into the simple commands it runs, and normalising each."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from context_kernel.security.shell import commands, normalize, split_commands
+
+SPLITS = [
+    ("echo hi && rm -rf /tmp/x", ["echo hi", "rm -rf /tmp/x"]),
+    ("a || b; c", ["a", "b", "c"]),
+    ("ls | grep x |& tee out", ["ls", "grep x", "tee out"]),
+    ("sleep 1 & rm -rf z", ["sleep 1", "rm -rf z"]),
+    ("a\nb\n\nc", ["a", "b", "c"]),
+    ("case x in a) echo;; esac", ["case x in a", "echo", "esac"]),
+    # operators inside quotes are text
+    ('echo "a && b; c | d"', ['echo "a && b; c | d"']),
+    ("echo 'x;y|z&w'", ["echo 'x;y|z&w'"]),
+    ("echo $'a;b'", ["echo $'a;b'"]),
+    # an escaped quote is no quote, so the `;` splits; inside double quotes \" stays inside
+    ('echo \\"hi; there\\"', ['echo \\"hi', 'there\\"']),
+    ('echo "a \\" ; rm -rf x"', ['echo "a \\" ; rm -rf x"']),
+    ("echo a\\;b", ["echo a\\;b"]),
+    # redirections are not operators
+    ("ls 2>&1 | grep a", ["ls 2>&1", "grep a"]),
+    ("cmd &> out", ["cmd &> out"]),
+    ("cmd >| out", ["cmd >| out"]),
+    # line continuation joins
+    ("rm -rf \\\n  x", ["rm -rf   x"]),
+    # substitutions are split on their own, after the piece holding them
+    ("echo $(rm -rf x)", ["echo $(rm -rf x)", "rm -rf x"]),
+    ("echo `rm -rf x`", ["echo `rm -rf x`", "rm -rf x"]),
+    ("echo $(echo $(rm -rf deep))", ["echo $(echo $(rm -rf deep))", "echo $(rm -rf deep)", "rm -rf deep"]),
+    ("echo `echo \\`rm -rf nested\\``", ["echo `echo \\`rm -rf nested\\``", "echo `rm -rf nested`", "rm -rf nested"]),
+    ('echo "$(rm -rf inq)"', ['echo "$(rm -rf inq)"', "rm -rf inq"]),
+    ('echo "`rm -rf inq`"', ['echo "`rm -rf inq`"', "rm -rf inq"]),
+    ("echo '$(rm -rf no)' '`rm -rf no`'", ["echo '$(rm -rf no)' '`rm -rf no`'"]),
+    ("cat <(rm -rf p) >(tee q)", ["cat <(rm -rf p) >(tee q)", "rm -rf p", "tee q"]),
+    ("echo $(a; b && c)", ["echo $(a; b && c)", "a", "b", "c"]),
+    ("x=$(rm -rf unclosed", ["x=$(rm -rf unclosed", "rm -rf unclosed"]),
+    # subshells and groups
+    ("(cd x && rm -rf w)", ["cd x", "rm -rf w"]),
+    ("f() { rm -rf u; }", ["f", "{ rm -rf u", "}"]),
+    # comments
+    ("echo hi # && rm -rf c", ["echo hi"]),
+    ("echo a#b", ["echo a#b"]),
+    ("", []),
+    ("   ;; && ", []),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), SPLITS)
+def test_a_line_splits_into_its_pieces(line: str, expected: list[str]) -> None:
+    assert split_commands(line) == expected
+
+
+NORMALISED = [
+    ("FOO=1 BAR='a b' rm -rf x", "rm -rf x"),
+    ("sudo rm -rf x", "rm -rf x"),
+    ("sudo -u root -E rm -rf x", "rm -rf x"),
+    ("FOO=1 sudo rm -rf x", "rm -rf x"),
+    ("env -i A=1 B=2 rm -rf x", "rm -rf x"),
+    ("env -S 'rm -rf x'", "rm -rf x"),
+    ("command rm -rf x", "rm -rf x"),
+    ("exec rm -rf x", "rm -rf x"),
+    ("time -p rm -rf x", "rm -rf x"),
+    ("nohup rm -rf x", "rm -rf x"),
+    ("nice -n 5 timeout -s KILL 10 rm -rf x", "rm -rf x"),
+    ("if true", "true"),
+    ("then rm -rf q", "rm -rf q"),
+    ("! rm -rf q", "rm -rf q"),
+    ("{ rm -rf u", "rm -rf u"),
+    ("rm    -rf \t x", "rm -rf x"),
+    (">out rm -rf x", "rm -rf x"),
+    ("2> /dev/null rm -rf x", "rm -rf x"),
+    ('echo "a   b"', 'echo "a   b"'),
+    ("command -v rm", "command -v rm"),  # a lookup, not a run
+]
+
+
+@pytest.mark.parametrize(("piece", "expected"), NORMALISED)
+def test_a_piece_is_normalised(piece: str, expected: str) -> None:
+    cmd = normalize(piece)
+    assert cmd is not None
+    assert cmd.text == expected
+
+
+@pytest.mark.parametrize("piece", ["FOO=1", "sudo", "2>&1", "{", "  "])
+def test_a_piece_with_no_command_normalises_to_nothing(piece: str) -> None:
+    assert normalize(piece) is None
+
+
+def test_words_lose_their_quotes_and_programs_their_directory() -> None:
+    cmd = normalize("/bin/r\"m\" -rf 'my dir'")
+    assert cmd is not None
+    assert cmd.words == ("/bin/rm", "-rf", "my dir")
+    assert cmd.forms() == ("/bin/r\"m\" -rf 'my dir'", "/bin/rm -rf my dir", "rm -rf my dir")
+
+
+@pytest.mark.parametrize(("line", "inner"), [
+    ('bash -c "rm -rf x"', "rm -rf x"),
+    ("sh -c 'a; rm -rf y'", "rm -rf y"),
+    ("/usr/bin/zsh -lc 'rm -rf z'", "rm -rf z"),
+    ("sudo bash -e -c 'rm -rf w'", "rm -rf w"),
+    ('eval "rm -rf e"', "rm -rf e"),
+    ("bash -c \"bash -c 'rm -rf twice'\"", "rm -rf twice"),
+    ("echo $(sh -c 'rm -rf sub')", "rm -rf sub"),
+])
+def test_scripts_given_to_another_shell_are_opened(line: str, inner: str) -> None:
+    assert inner in [c.text for c in commands(line)]
+
+
+def test_a_script_file_argument_is_not_a_script_body() -> None:
+    assert [c.text for c in commands("bash deploy.sh -c 'rm -rf x'")] == ["bash deploy.sh -c 'rm -rf x'"]
+
+
+def test_heredoc_bodies_are_split_like_commands() -> None:
+    # Documented over-denial: a heredoc body may be a script (`bash <<EOF`), so it is checked.
+    assert "rm -rf x" in [c.text for c in commands("cat <<EOF\nrm -rf x\nEOF")]
+
+
+def test_nesting_past_the_depth_limit_is_still_checked() -> None:
+    line = "echo " + "$(" * 200 + "rm -rf x" + ")" * 200
+    assert "rm -rf x" in split_commands(line)
+    chain = "eval " * 40 + "rm -rf x"
+    assert "rm -rf x" in [c.text for c in commands(chain)]
+
+
+_shellish = st.lists(st.sampled_from(list("ab -=;&|()$`'\"\\\n#{}<>!") + ["rm -rf x", "bash -c ", "eval ", "$(", "<<EOF"]),
+                      max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=st.one_of(st.text(max_size=200), _shellish))
+def test_splitting_never_raises_and_a_planted_command_is_found(line: str) -> None:
+    assert isinstance(commands(line), list)
+    # Whatever came before, a command on its own line after it is found, unless the text before
+    # left a quote, a substitution or an escape open: those swallow the rest, as in the shell.
+    found = [c.text for c in commands(line + "\nrm -rf planted")]
+    balanced = "'" not in line and '"' not in line and "`" not in line and "(" not in line and "\\" not in line
+    if balanced:
+        assert "rm -rf planted" in found
