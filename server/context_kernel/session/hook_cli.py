@@ -1,0 +1,198 @@
+"""`context-kernel hook <client> <event>`: one hook invocation, JSON in on stdin, JSON out on stdout.
+
+This runs on every tool call of the agent, so everything imported here is standard library or our
+own stdlib-only modules; the database (`memory`) is imported only inside the PreCompact and
+SessionStart branches. And it never blocks or fails the tool: whatever goes wrong (bad JSON,
+unknown client or event, a missing module, a full disk) is logged as one line in
+`<home>/logs/hooks.log` and the client gets a neutral answer with exit status 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from ..cli import default_home  # already loaded: the console script's entry point is cli.main
+from .adapters import CLIENTS
+from .model import NEUTRAL, HookAnswer, HookCall
+
+if TYPE_CHECKING:
+    from .adapters import Adapter
+    from .routing import DenyRulesLike
+
+# Modules needed by one kind of event only are imported in its branch: every hook pays for the
+# imports at the top, and PostToolUse (the most frequent event with PreToolUse) needs no routing.
+
+# Variables clients set to the project root (Gemini sets both GEMINI_ and CLAUDE_PROJECT_DIR).
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+LOG_MAX_BYTES = 1024 * 1024
+
+
+def main(client: str, event: str, stdin_text: str, env: dict[str, str],
+         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Answer one hook; always returns 0 (a broken hook must not break the agent)."""
+    out = stdout or sys.stdout
+    started = time.perf_counter()
+    try:
+        home = default_home(env)
+    except RuntimeError:  # no HOME and no passwd entry: answer anyway, under the working directory
+        home = Path(".context-kernel")
+    adapter = CLIENTS.get(client)
+    if adapter is None:
+        print(f"context-kernel hook: unknown client {client!r} (known: {', '.join(CLIENTS)}); doing nothing",
+              file=stderr or sys.stderr)
+        return 0
+    if event not in adapter.EVENTS:
+        print(f"context-kernel hook: {client} has no event {event!r} (known: {', '.join(adapter.EVENTS)}); "
+              f"doing nothing", file=stderr or sys.stderr)
+        _emit(out, adapter.NEUTRAL_OUTPUT)
+        return 0
+    try:
+        text = _answer(adapter, event, stdin_text, env, home)
+    except Exception as exc:  # noqa: BLE001 - by contract nothing may escape a hook
+        log(home, f"{client} {event} failed: {_summary(exc)}")
+        text = adapter.NEUTRAL_OUTPUT
+    _emit(out, text)
+    if env.get("CONTEXT_KERNEL_HOOK_LOG") == "1":
+        log(home, f"{client} {event} {(time.perf_counter() - started) * 1000:.1f} ms")
+    return 0
+
+
+def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], home: Path) -> str:
+    payload = json.loads(stdin_text)
+    if not isinstance(payload, dict):
+        raise TypeError(f"hook input is a JSON {type(payload).__name__}, not an object")
+    call = adapter.parse(event, payload)
+    project = project_dir(call, env)
+    answer: HookAnswer = NEUTRAL
+    if call.event == "pre_tool":
+        from . import liveness, routing
+
+        ctx = routing.RoutingContext(home=home, project_dir=project, server_alive=liveness.server_alive(home),
+                                     load_rules=lambda: _load_rules(project, env, home),
+                                     can_nudge=adapter.can_add_context(call), user_home=user_home(env))
+        answer = routing.decide(call, ctx)
+    elif call.event in ("post_tool", "prompt"):
+        record(home, call, env)  # nothing to answer: these events only feed session memory
+    elif call.event == "pre_compact":
+        from .memory import on_pre_compact  # SQLAlchemy: only for this rare event
+
+        answer = on_pre_compact(home, call.client, call.session_id, project)
+    elif call.event == "session_start":
+        from . import nudges
+
+        nudges.prune(home)
+        try:
+            record(home, call, env)  # cwd, resume… : recorded, but never at the cost of the guide
+        except Exception as exc:  # noqa: BLE001
+            log(home, f"{call.client} {event} recording failed: {_summary(exc)}")
+        from .memory import on_session_start  # SQLAlchemy: only for this rare event
+
+        answer = on_session_start(home, call.client, call.session_id, call.source, project)
+    return adapter.render(call, answer)
+
+
+def project_dir(call: HookCall, env: dict[str, str]) -> Path:
+    """The project root: the client's project variable when the call's cwd lies inside it (the agent
+    may have cd'ed into a subdirectory, but deny rules live at the root), else the payload's cwd,
+    else the hook's own working directory."""
+    cwd = Path(call.cwd) if call.cwd and os.path.isabs(call.cwd) else None
+    for var in PROJECT_VARS:
+        value = env.get(var)
+        if value and os.path.isabs(value):
+            root = Path(value)
+            if cwd is None or cwd == root or root in cwd.parents:
+                return root
+    return cwd or Path(os.getcwd())
+
+
+def record(home: Path, call: HookCall, env: dict[str, str]) -> int:
+    """Extract the call's events, redact them and append them to the session's spool."""
+    try:
+        from .extract import events_from
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.extract":
+            raise
+        return 0  # event extraction not installed: nothing to record
+    events = events_from(call)
+    if not events:
+        return 0
+    # No redaction, no storage: a missing security module raises here and nothing is written.
+    from ..security.redact import redact_text, secret_env_values
+
+    secrets = secret_env_values(env)
+    clean = [replace(ev, data=redact_text(ev.data, secrets)) for ev in events]
+    from . import spool
+
+    return spool.append(home, call.client, call.session_id, clean)
+
+
+def user_home(env: dict[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def user_settings_path(env: dict[str, str]) -> Path:
+    """Claude Code's global settings file (CLAUDE_CONFIG_DIR moves ~/.claude)."""
+    return Path(env.get("CLAUDE_CONFIG_DIR") or user_home(env) / ".claude") / "settings.json"
+
+
+def _load_rules(project: Path, env: dict[str, str], home: Path) -> DenyRulesLike | None:
+    try:
+        from ..security.deny import DenyRules
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("context_kernel.security", "context_kernel.security.deny"):
+            raise
+        log(home, "deny rules not applied: context_kernel.security.deny is not installed")
+        return None
+    rules = DenyRules.load(project, user_settings_path(env))
+    for warning in rules.warnings:  # e.g. a settings file with invalid JSON: its rules are not applied
+        log(home, f"deny rules: {warning}")
+    checked: DenyRulesLike = rules
+    return checked
+
+
+def log(home: Path, message: str) -> None:
+    """Append one line to <home>/logs/hooks.log; never raises (the log is best effort)."""
+    path = home / "logs" / "hooks.log"
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {message}".replace("\n", " ") + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_suffix(".log.1"))
+        except FileNotFoundError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _summary(exc: BaseException) -> str:
+    """`Type: message (file:line in function)` of the innermost frame."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    message = str(exc)
+    if len(message) > 300:
+        message = message[:300] + "…"
+    return f"{type(exc).__name__}: {message}{where}"
+
+
+def _emit(out: TextIO, text: str) -> None:
+    if not text:
+        return
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except (OSError, ValueError):
+        pass  # the client went away; nothing to answer

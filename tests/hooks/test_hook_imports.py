@@ -1,0 +1,50 @@
+"""The hook path runs on every tool call: it must import the standard library and our own stdlib-only
+modules, never the server stack (SQLAlchemy alone costs more than a hook's budget)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from hookrun import CLI, Hooks
+
+HEAVY = ("sqlalchemy", "anyio", "mcp", "jupyter_client", "httpx", "zmq", "tornado", "nbformat")
+
+
+def imported(importtime_stderr: str) -> set[str]:
+    names = set()
+    for line in importtime_stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def heavy(names: set[str]) -> list[str]:
+    return sorted(n for n in names if n.split(".")[0] in HEAVY)
+
+
+def test_importing_the_hook_modules_pulls_in_no_server_dependency() -> None:
+    modules = ("context_kernel.session.hook_cli", "context_kernel.session.routing", "context_kernel.session.shell_fetch",
+               "context_kernel.session.nudges",
+               "context_kernel.session.liveness", "context_kernel.session.spool", "context_kernel.session.extract",
+               "context_kernel.security.deny", "context_kernel.security.redact")
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import " + ", ".join(modules)],
+                          capture_output=True, text=True, check=True, timeout=60)
+    names = imported(done.stderr)
+    assert "context_kernel.session.hook_cli" in names
+    assert heavy(names) == []
+
+
+def test_the_console_script_answers_pre_and_post_tool_use_without_the_server_stack(hooks: Hooks) -> None:
+    hooks.deny("Bash(rm -rf *)")  # the deny rules are loaded too
+    for event, fixture, used in (("PreToolUse", "PreToolUse-Bash", "context_kernel.security.deny"),
+                                 ("PostToolUse", "PostToolUse-Read", "context_kernel.security.redact"),
+                                 ("UserPromptSubmit", "UserPromptSubmit", "context_kernel.session.extract")):
+        done = subprocess.run([str(CLI), "hook", "claude-code", event], capture_output=True, text=True, timeout=60,
+                              input=json.dumps(hooks.payload("claude-code", fixture)), check=True,
+                              env={**hooks.env, "PYTHONPROFILEIMPORTTIME": "1"})
+        names = imported(done.stderr)
+        assert {"context_kernel.session.hook_cli", used} <= names, event
+        assert heavy(names) == [], event
+    assert hooks.log_lines() == []
