@@ -99,3 +99,20 @@ def test_a_file_being_taken_by_a_live_process_is_left_alone(tmp_path: Path) -> N
     (folder / f"abc.1.{parent}.taking").write_text(line + "\n")
     memory = Memory(engine=open_engine(database_path(home)), home=home)
     assert memory.ingest() == {}
+
+
+def test_liveness_is_per_project_and_ignores_dead_servers(tmp_path: Path) -> None:
+    from context_kernel.session import liveness
+
+    home, project, other = tmp_path / "home", tmp_path / "project", tmp_path / "other"
+    for p in (project / "sub", other):
+        p.mkdir(parents=True)
+    assert not liveness.server_alive(home, project)
+    marker = liveness.mark_alive(home, project)
+    assert liveness.server_alive(home, project) and liveness.server_alive(home, project / "sub")
+    assert not liveness.server_alive(home, other)  # a server for another project does not answer this one
+    liveness.clear(marker)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (liveness.servers_dir(home) / dead.stdout.strip()).write_text(str(project))
+    assert not liveness.server_alive(home, project)
+    assert not list(liveness.servers_dir(home).iterdir())  # the stale file was removed

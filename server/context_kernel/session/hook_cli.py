@@ -73,7 +73,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
     if call.event == "pre_tool":
         from . import liveness, routing
 
-        ctx = routing.RoutingContext(home=home, project_dir=project, server_alive=liveness.server_alive(home),
+        ctx = routing.RoutingContext(home=home, project_dir=project, server_alive=liveness.server_alive(home, project),
                                      load_rules=lambda: _load_rules(project, env, home),
                                      can_nudge=adapter.can_add_context(call), user_home=user_home(env))
         answer = routing.decide(call, ctx)

@@ -37,8 +37,26 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def server_alive(home: Path) -> bool:
-    """True when at least one recorded server process still exists (stale files are removed)."""
+def _serves(entry: Path, project_dir: Path | None) -> bool:
+    """Does the server of this file serve `project_dir`? One that recorded no project serves any."""
+    if project_dir is None:
+        return True
+    try:
+        served = entry.read_text(encoding="utf-8").strip()
+    except OSError:
+        return False
+    if not served:
+        return True
+    # The agent may work in a subdirectory of the served project; compare real paths (symlinked /tmp).
+    mine, theirs = project_dir.resolve(), Path(served).resolve()
+    return mine == theirs or theirs in mine.parents
+
+
+def server_alive(home: Path, project_dir: Path | None = None) -> bool:
+    """True when a recorded server process still exists and serves `project_dir` (when given).
+
+    Stale files (the process is gone) are removed on the way.
+    """
     folder = servers_dir(home)
     try:
         entries = list(folder.iterdir())
@@ -48,8 +66,8 @@ def server_alive(home: Path) -> bool:
     for entry in entries:
         if not entry.name.isdigit():
             continue
-        if _pid_alive(int(entry.name)):
-            alive = True
-        else:
+        if not _pid_alive(int(entry.name)):
             entry.unlink(missing_ok=True)
+        elif _serves(entry, project_dir):
+            alive = True
     return alive
