@@ -83,6 +83,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
         from .memory import on_pre_compact  # SQLAlchemy: only for this rare event
 
         answer = on_pre_compact(home, call.client, call.session_id, project)
+        _restore_marker(home, call.session_id).touch()
     elif call.event == "session_start":
         from . import nudges
 
@@ -91,10 +92,43 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
             record(home, call, env)  # cwd, resume… : recorded, but never at the cost of the guide
         except Exception as exc:  # noqa: BLE001
             log(home, f"{call.client} {event} recording failed: {_summary(exc)}")
-        from .memory import on_session_start  # SQLAlchemy: only for this rare event
+        if call.source in ("compact", "resume"):
+            from .memory import on_session_start  # SQLAlchemy: only when there is a session to restore
 
-        answer = on_session_start(home, call.client, call.session_id, call.source, project)
+            _take_restore(home, call.session_id)
+            answer = on_session_start(home, call.client, call.session_id, call.source, project)
+        else:
+            from .guide import routing_guide  # a fresh start needs only the guide: no database
+
+            answer = HookAnswer(context=routing_guide())
+    if call.event in ("prompt", "post_tool") and answer.context is None and adapter.can_add_context(call) \
+            and _take_restore(home, call.session_id):
+        # Clients without SessionStart(compact) (Gemini, Cursor, Copilot's prompt hook) get the
+        # snapshot with the first answer after PreCompact that can carry text.
+        from .memory import on_session_start
+
+        restored = on_session_start(home, call.client, call.session_id, "compact", project)
+        answer = replace(answer, context=restored.context)
     return adapter.render(call, answer)
+
+
+def _restore_marker(home: Path, session_id: str) -> Path:
+    from . import nudges
+
+    path = nudges.marker(home, session_id, "restore-pending")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _take_restore(home: Path, session_id: str) -> bool:
+    """True once after a PreCompact of this session: unlinking is atomic, so one hook wins."""
+    from . import nudges
+
+    try:
+        nudges.marker(home, session_id, "restore-pending").unlink()
+    except OSError:
+        return False
+    return True
 
 
 def project_dir(call: HookCall, env: dict[str, str]) -> Path:
