@@ -1,0 +1,294 @@
+"""HTML to Markdown: the main content of a page, its title, code blocks with their language.
+
+HTML goes through readability-lxml for the main content, then to Markdown with
+html-to-markdown. We tried markdownify, html2text and html-to-markdown on the same pages:
+html2text writes code as indented blocks (the language is lost, fences are what the chunker
+keeps whole) and tables in a non-GFM form; markdownify keeps fences but ignores the language
+unless called back, leaves `|` unescaped inside table cells (the row splits) and a fence inside
+code closes the block early, and it recurses per nesting level (RecursionError on deep pages,
+~1 s for a 2 MB page). html-to-markdown writes ATX headings, GFM pipe tables with `\\|`
+escaped, longer fences around code that holds ```, reads `language-*`/`lang-*`, keeps the text
+of tab panels a browser hides at first, caps its own depth and converts 2 MB in ~50 ms.
+Languages it does not read (GitHub's `highlight-source-*`, Sphinx's `highlight-*`, pandoc's
+`sourceCode python`, `data-lang`) are moved onto `<code class="language-*">` here first.
+
+`convert.py` decides what a body is and calls `convert_html` for HTML. `Converted` and
+`first_h1` live here, in the module that imports nothing of its siblings, so `convert.py` can
+use them without an import cycle.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+import html_to_markdown
+import lxml.html
+from lxml import etree
+from readability import Document
+
+# readability keeping less than this share of the cleaned page's text means it picked one
+# section of an index or reference page, not an article: convert the whole cleaned page.
+MIN_READABILITY_SHARE = 0.3
+# readability parses three times and scores every node in Python, ~2 s per MB of cleaned HTML;
+# pages past this are single-page references, where the whole page is the answer anyway.
+MAX_READABILITY_CHARS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Converted:
+    """What a fetched body became: the text to index, and the name that picks its chunker."""
+
+    text: str            # what gets indexed
+    name: str            # a file-like name that selects the chunker: "page.md", "data.json", "page.txt"
+    title: str | None    # page title when known
+    kind: str            # "html" | "html-fallback" | "json" | "json-invalid" | "markdown" | "text"
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def first_h1(markdown: str) -> str | None:
+    """The first ATX level-1 heading outside code fences (a `# comment` in bash is not one)."""
+    fence = ""
+    for line in markdown.splitlines():
+        if match := _FENCE.match(line):
+            marker = match.group(1)
+            if not fence:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker):]:
+                fence = ""
+        elif not fence and line.startswith("# "):
+            return line[2:].strip().strip("#").strip() or None
+    return None
+
+
+# --- HTML -----------------------------------------------------------------------------------
+
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*>")  # lxml refuses str input that declares an encoding
+_TAG = re.compile(r"<[^<>]*>")  # [^<>]: each scan stops at the next "<", so linear on any input
+_BLOCK_TAG = re.compile(r"<(?:br|/?(?:p|div|h[1-6]|li|dt|dd|tr|pre|table|section|article|blockquote))\b[^<>]*>",
+                        re.IGNORECASE)
+_RAW_TEXT_START = re.compile(r"<(script|style)\b", re.IGNORECASE)
+_NEVER_CONTENT = ("script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed",
+                  "canvas", "button")
+_CHROME = ("nav", "footer", "aside", "form")
+_CHROME_ROLES = "//*[@role='navigation' or @role='banner' or @role='contentinfo']"
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# A start tag this long is attribute soup: libxml2 checks attribute names pairwise, so 200k
+# attributes take minutes to parse. Only the attributes conversion reads are kept.
+_SOUP_TAG = re.compile(r"<([a-zA-Z][\w:-]*)(\s[^<>]{2048,})>")
+_ATTRIBUTE = re.compile(r"""([^\s=/<>"']+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`]+))?""")
+_KEPT_ATTRIBUTES = frozenset({"href", "src", "alt", "title", "class", "id", "lang", "data-lang", "data-language",
+                              "role", "hidden", "colspan", "rowspan", "start", "charset", "http-equiv", "content"})
+_ANCHOR_MARKS = frozenset({"¶", "#", "§", "🔗", "\u200b", "link", "permalink"})
+_CODE_WRAPPER = re.compile(r"highlight|code|source|syntax", re.IGNORECASE)  # GitHub, Sphinx, Rouge, MkDocs...
+_LANGUAGE_PREFIXES = ("language-", "lang-", "highlight-source-", "highlight-")
+_NO_LANGUAGE = frozenset({"", "none", "text", "plain", "plaintext", "default", "nohighlight", "txt", "output"})
+_BARE_LANGUAGES = frozenset({  # read as a language only on the <pre>/<code> itself (pandoc, rustdoc)
+    "python", "py", "javascript", "js", "typescript", "ts", "jsx", "tsx", "bash", "sh", "shell", "zsh", "console",
+    "powershell", "json", "yaml", "toml", "ini", "html", "xml", "css", "scss", "sql", "c", "cpp", "csharp", "java",
+    "kotlin", "go", "rust", "ruby", "php", "perl", "swift", "scala", "haskell", "elixir", "lua", "dockerfile",
+    "makefile", "diff", "r", "julia"})
+_LANGUAGE = re.compile(r"[\w+#.-]{1,32}")
+_MARKDOWN_OPTIONS = html_to_markdown.ConversionOptions(
+    heading_style="atx", code_block_style="backticks", bullets="-", extract_metadata=False,
+    hidden_content="reachable",  # inactive tabs of code examples are still documentation
+    inline_data_media="alt_text_only",  # a base64 image is not text anyone searches for
+    preprocessing=html_to_markdown.PreprocessingOptions(enabled=False))  # _drop_chrome decides what goes
+
+
+def convert_html(text: str, url: str) -> Converted:
+    """Markdown of the page's main content ("html"), or of the whole cleaned page ("html-fallback")."""
+    root = _parse_html(text)
+    if root is None:  # nothing lxml could read, or it stopped early: keep the words at least
+        return words_only(text)
+    _drop_chrome(root)
+    _label_code_blocks(root)
+    _drop_noise_links(root)
+    if url.startswith(("http://", "https://")):
+        root.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
+    body = root.find("body")
+    body = root if body is None else body
+    summary, short_title = _readability(lxml.html.tostring(root, encoding="unicode"))
+    title = short_title or _title_of(root)
+    if summary is not None and _keeps_enough(summary, body):
+        chosen, kind = summary, "html"
+    else:
+        chosen, kind = body, "html-fallback"
+    markdown = _to_markdown(lxml.html.tostring(chosen, encoding="unicode")).strip()
+    if not markdown:  # the converter gave up (depth limit, panic): keep the words at least
+        markdown = "\n".join(line for line in (" ".join(t.split()) for t in chosen.itertext()) if line)
+    if title and markdown and first_h1(markdown) is None:
+        markdown = f"# {title}\n\n{markdown}"
+    return Converted(markdown + "\n" if markdown else "", "page.md", title, kind)
+
+
+def _parse_html(text: str) -> lxml.html.HtmlElement | None:
+    """The document tree, or None when lxml read nothing or lost most of the text.
+
+    libxml2 stops at nesting depth 256 (2048 with huge_tree) and then returns an empty tree, not
+    a partial one; thousands of unclosed <font> or <div> tags in old pages get there.
+    """
+    text = _SOUP_TAG.sub(_trim_soup, _XML_DECL.sub("", text, count=1))
+    if not text.strip():
+        return None
+    try:  # a parser per call: lxml parsers must not be shared between threads
+        root = lxml.html.document_fromstring(text, parser=lxml.html.HTMLParser(huge_tree=True))
+    except (etree.ParserError, ValueError, RecursionError):  # "Document is empty": comments only
+        return None
+    expected = len("".join(html.unescape(_TAG.sub("", text)).split()))
+    return root if _text_size(root) >= expected / 2 else None
+
+
+def words_only(markup: str) -> Converted:
+    """The page's words without markup: lxml could not parse it, or `convert_html` failed on it."""
+    plain = _plain_text(markup)
+    return Converted(plain + "\n" if plain else "", "page.md", None, "html-fallback" if plain else "html")
+
+
+def _plain_text(markup: str) -> str:
+    """Words of a page lxml could not parse, blocks on their own lines. Regexes that stop at the
+    next "<" and forward-only searches keep this linear (the stdlib HTMLParser is quadratic on
+    "<a <a <a ...")."""
+    kept, pos, lower = [], 0, markup.lower()
+    while match := _RAW_TEXT_START.search(markup, pos):  # script/style: their text is not words
+        kept.append(markup[pos:match.start()])
+        close = lower.find(f"</{match.group(1).lower()}", match.end())
+        pos = len(markup) if close < 0 else close
+    kept.append(markup[pos:])
+    text = html.unescape(_TAG.sub("", _BLOCK_TAG.sub("\n", "".join(kept))))
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _trim_soup(match: re.Match[str]) -> str:
+    kept: dict[str, str] = {}  # the first of each name, as an HTML parser would keep it
+    for attribute in _ATTRIBUTE.finditer(match.group(2)):
+        if (name := attribute.group(1).lower()) in _KEPT_ATTRIBUTES:
+            kept.setdefault(name, attribute.group(0))
+    return f"<{match.group(1)} {' '.join(kept.values())}>"
+
+
+def _drop_chrome(root: lxml.html.HtmlElement) -> None:
+    """Remove what is never content, then site chrome unless it holds most of the page."""
+    for el in list(root.iter(*_NEVER_CONTENT)):
+        el.drop_tree()
+    total = _text_size(root)
+    chrome = list(root.iter(*_CHROME)) + root.xpath(_CHROME_ROLES)
+    # A page header goes; an article's own <header> carries its H1 and stays.
+    chrome += [h for h in root.iter("header") if h.find(".//h1") is None
+               and not any(a.tag in ("article", "main") for a in h.iterancestors())]
+    for el in chrome:
+        # ASP.NET wraps whole pages in one <form>: "chrome" holding most of the text is the page.
+        if el.getparent() is not None and _text_size(el) <= total / 2:
+            el.drop_tree()
+
+
+def _label_code_blocks(root: lxml.html.HtmlElement) -> None:
+    """Put each code block's language where the converter reads it: <pre><code class="language-x">."""
+    for pre in list(root.iter("pre")):
+        for a in list(pre.iter("a")):  # rustdoc, javadoc link names in code: `[Global](url)` breaks the code
+            a.drop_tag()
+        if (language := _language_of(pre)) is None:
+            continue
+        children = list(pre)
+        if len(children) == 1 and children[0].tag == "code" and not (pre.text or "").strip():
+            code = children[0]
+        else:
+            code = lxml.html.Element("code")
+            code.text, pre.text = pre.text, None
+            for child in children:
+                code.append(child)  # moves the child, its tail text with it
+            pre.append(code)
+        code.set("class", f"language-{language}")
+        pre.set("class", f"language-{language}")
+
+
+def _language_of(pre: lxml.html.HtmlElement) -> str | None:
+    """From the block itself first, then from up to three wrappers that look like code wrappers
+    (not any ancestor: `<body class="lang-en">` or `data-lang="fr"` name a human language)."""
+    own = [el for el in (pre.find("code"), pre) if el is not None]
+    wrappers = [el for el in list(pre.iterancestors())[:3] if _CODE_WRAPPER.search(el.get("class", ""))]
+    for el in own + wrappers:
+        for attribute in ("data-lang", "data-language"):
+            if language := _clean_language(el.get(attribute, "")):
+                return language
+    for el in own + wrappers:
+        if language := _language_from_classes(el.get("class", ""), bare=el in own):
+            return language
+    return None
+
+
+def _language_from_classes(classes: str, *, bare: bool) -> str | None:
+    if brush := re.search(r"brush:\s*([\w+#-]+)", classes):  # SyntaxHighlighter
+        return _clean_language(brush.group(1))
+    for token in classes.lower().split():
+        for prefix in _LANGUAGE_PREFIXES:
+            if token.startswith(prefix) and (language := _clean_language(token[len(prefix):])):
+                return language
+        if bare and token in _BARE_LANGUAGES:
+            return token
+    return None
+
+
+def _clean_language(value: str) -> str | None:
+    value = value.strip().lower()
+    return None if value in _NO_LANGUAGE or not _LANGUAGE.fullmatch(value) else value
+
+
+def _drop_noise_links(root: lxml.html.HtmlElement) -> None:
+    """Icon links (their <svg> is gone) would be `[](...)` noise, a heading's permalink (¶) would
+    end up in every section title the chunker builds from headings, and "Skip to content" is a
+    control, not text."""
+    for a in list(root.iter("a")):
+        label, in_page = a.text_content().strip(), a.get("href", "").startswith("#")
+        if a.find(".//img") is None and (not label or (in_page and (label in _ANCHOR_MARKS
+                                                                     or label.lower().startswith("skip to")))):
+            a.drop_tree()
+
+
+def _readability(markup: str) -> tuple[lxml.html.HtmlElement | None, str]:
+    """The main content as readability sees it, and its short title; (None, "") when it fails."""
+    if len(markup) > MAX_READABILITY_CHARS:
+        return None, ""
+    try:
+        document = Document(markup)
+        title = " ".join((document.short_title() or "").split())
+        summary = document.summary(html_partial=True)
+        return (lxml.html.fromstring(summary) if summary.strip() else None), title
+    except Exception:  # noqa: BLE001 - Unparseable, RecursionError on deep pages, lxml errors: whole page
+        return None, ""
+
+
+def _keeps_enough(summary: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -> bool:
+    """Readability picked the content rather than one section of an index or reference page."""
+    if _text_size(summary) < MIN_READABILITY_SHARE * _text_size(body):
+        return False
+    # Readability drops small code blocks and tables it scores as boilerplate; for documentation
+    # a lost code block is a lost answer, so any lost one sends the page down the fallback path.
+    for tags, floor, share in ((_HEADINGS, 3, 0.5), (("pre",), 1, 1.0), (("table",), 1, 0.5)):
+        in_body = sum(1 for _ in body.iter(*tags))
+        if in_body >= floor and sum(1 for _ in summary.iter(*tags)) < share * in_body:
+            return False
+    return True
+
+
+def _text_size(el: lxml.html.HtmlElement) -> int:
+    return sum(len(t) - t.count(" ") - t.count("\n") for t in el.itertext())
+
+
+def _title_of(root: lxml.html.HtmlElement) -> str | None:
+    for path in (".//title", ".//h1"):
+        el = root.find(path)
+        if el is not None and (title := " ".join(el.text_content().split())):
+            return title
+    return None
+
+
+def _to_markdown(markup: str) -> str:
+    try:
+        return html_to_markdown.convert(markup, _MARKDOWN_OPTIONS).content or ""
+    except Exception:  # noqa: BLE001 - its ConversionError, PanicError, ...: the caller keeps plain text
+        return ""
