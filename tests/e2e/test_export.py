@@ -12,7 +12,7 @@ from mcp.client.client import Client
 from context_kernel.app import AppHolder
 from context_kernel.notebooks.export import export_session
 from context_kernel.settings import Settings
-from context_kernel.store.executions import ExecutionStart
+from context_kernel.store.executions import ExecutionEnd, ExecutionStart
 from tests.conftest import text_of
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +97,45 @@ async def test_html_export_marks_what_the_agent_saw(client: Client, project: Pat
     html = path.read_text()
     assert html.count("Shown to the agent:") == 2
     assert "trimmed output" in html and "row 2999" in html and "<html" in html
+
+
+async def test_batch_commands_export_as_shell_cells_marked_as_batch(client: Client) -> None:
+    await client.call_tool("ctx_batch_execute", {"commands": [
+        {"label": "count lines", "command": "printf 'a\\nb\\n' | wc -l"}, {"label": "say hi", "command": "echo hi"}]})
+    text = text_of(await client.call_tool("ctx_export", {}))
+    nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
+    assert nb.metadata.kernelspec.name == "ck-bash"
+    first, second = nb.cells
+    assert first.source.startswith("# batch: count lines\n") and first.source.endswith("printf 'a\\nb\\n' | wc -l")
+    assert second.source.startswith("# batch: say hi\n") and second.source.endswith("echo hi")
+    assert first.metadata.context_kernel.tool == "ctx_batch_execute" and first.outputs[0].text.strip() == "2"
+
+
+async def test_a_batch_command_s_label_heads_its_cell(settings: Settings, tmp_path: Path) -> None:
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        await app.db.run(app.executions.touch_session, "b", client=None, transport="stdio", project_dir="/p")
+        for label in ("disk usage", 'odd "label"\nwith a newline'):
+            exec_id = await app.db.run(app.executions.start, ExecutionStart(
+                session_id="b", tool="ctx_batch_execute", code="df -h", language="shell", kernel_name="ck-bash"))
+            await app.db.run(app.executions.finish, exec_id, ExecutionEnd(
+                status="ok", returned_kind="indexed",
+                note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results"))
+        rows = await app.db.run(app.executions.for_session, "b")
+        done = await app.db.run(export_session, "b", rows, app.executions.outputs, tmp_path / "out",
+                                lambda _name: None)
+    cells = json.loads(done.main.read_text())["cells"]
+    assert [c["source"] for c in cells] == ["# batch: disk usage\ndf -h", '# batch: odd "label" with a newline\ndf -h']
+    assert cells[0]["metadata"]["context_kernel"]["batch_label"] == "disk usage"
+
+
+async def test_the_html_index_of_a_mixed_session_links_the_rendered_pages(client: Client) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "print('py')"})
+    await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh"})
+    text = text_of(await client.call_tool("ctx_export", {"path": "html", "format": "html"}))
+    index = Path(text.split(" to ", 1)[1].split(";")[0])
+    html = index.read_text()
+    for kernel in ("python3", "ck-bash"):
+        page = index.with_name(f"{index.stem}-{kernel}.html")
+        assert page.is_file() and f'href="{page.name}"' in html
+    assert ".ipynb\"" not in html

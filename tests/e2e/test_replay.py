@@ -6,9 +6,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import nbformat
 import pytest
 from mcp.client.client import Client
+from nbformat import v4
 
 from context_kernel.notebooks.replay import normalise, replay
 from tests.conftest import text_of
@@ -45,3 +48,77 @@ def test_volatile_parts_are_normalised() -> None:
     assert normalise("<object at 0x7f3a2b1c9d80> took 12.5 ms at 2026-11-30T05:00:00Z in /tmp/abc/x.py") == \
         "<object at 0xADDR> took DURATION at TIMESTAMP in /tmp/PATH"
     assert normalise("\x1b[31mCell In[12], line 3\x1b[0m") == "Cell In[N], line 3"
+
+
+# Each prints the file's length and name, read through the variables ctx_execute_file defines.
+FILE_CELLS = {
+    "shell": 'echo "${#FILE_CONTENT} $(basename "$file_path") ${FILE_CONTENT_PATH##*/}"',
+    "javascript": "console.log(FILE_CONTENT.length, require('path').basename(file_path))",
+    "typescript": "const n: number = FILE_CONTENT.length;\nconsole.log(n, FILE_CONTENT_PATH.split('/').pop())",
+    "ruby": 'puts "#{FILE_CONTENT.length} #{File.basename(file_path)}"',
+    "perl": 'print length($FILE_CONTENT), " ", $file_path =~ s{.*/}{}r, "\\n";',
+    "php": 'echo strlen($FILE_CONTENT), " ", basename($file_path), "\\n";',
+    "elixir": 'IO.puts("#{String.length(file_content)} #{Path.basename(file_path)}")',
+    "go": "fmt.Println(len(FILE_CONTENT), filepath.Base(file_path))",
+    "rust": "println!(\"{} {}\", file_content.len(), file_path.rsplit('/').next().unwrap());",
+    "csharp": 'Console.WriteLine(FILE_CONTENT.Length + " " + Path.GetFileName(file_path));',
+    "r": "cat(nchar(FILE_CONTENT), basename(file_path), '\\n')",
+}
+
+
+@pytest.mark.timeout(300)
+async def test_file_cells_of_every_language_replay_without_the_server(client: Client, project: Path) -> None:
+    # Our own kernels define FILE_CONTENT from cell metadata nbclient never sends: the export must.
+    (project / "notes.txt").write_text("twelve chars")
+    for language, code in FILE_CELLS.items():
+        result = await client.call_tool("ctx_execute_file", {"path": "notes.txt", "language": language, "code": code})
+        assert not result.is_error and "12 notes.txt" in text_of(result), (language, text_of(result))
+    text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    index = Path(text.split(" to ", 1)[1].split(";")[0])
+
+    report = replay(index, timeout_s=120)
+    assert report.ok, report.render()
+    assert len(report.cells) == len(FILE_CELLS) and {c.status for c in report.cells} == {"match"}
+
+
+def test_replay_skips_unfinished_and_kernel_killing_cells_and_interrupts_a_cell_past_the_limit(tmp_path: Path) -> None:
+    marker = tmp_path / "ran.txt"
+    nb = v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+    def cell(code: str, status: str, text: str = "") -> Any:
+        c = v4.new_code_cell(code, outputs=[v4.new_output("stream", name="stdout", text=text)] if text else [])
+        c.metadata["context_kernel"] = {"execution_id": len(nb.cells) + 1, "status": status}
+        return c
+
+    nb.cells = [
+        cell(f"open({str(marker)!r}, 'w').write('x')", "interrupted"),  # the server died while it ran
+        cell("import time\nprint('start')\ntime.sleep(60)\nprint('done')", "ok", "start\ndone\n"),
+        cell("print('still replaying')", "ok", "still replaying\n"),
+        cell("import os\nos._exit(1)", "died"),  # it killed the session's kernel
+        cell("print('and after')", "ok", "and after\n"),
+    ]
+    path = tmp_path / "hand-made.ipynb"
+    nbformat.write(nb, path)
+
+    report = replay(path, timeout_s=3)
+    assert [c.status for c in report.cells] == ["skipped", "differ", "match", "skipped", "match"], report.render()
+    assert not marker.exists()
+    assert "interrupted at the 3 s replay limit" in report.cells[1].note
+    assert "2 of 3 cells match, 2 skipped" in report.render()
+
+
+def test_replay_explains_a_missing_kernel_or_per_kernel_notebook(tmp_path: Path) -> None:
+    nb = v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "no-such-kernel", "display_name": "Nope", "language": "nope"}
+    nb.cells = [v4.new_code_cell("1")]
+    nbformat.write(nb, tmp_path / "alien.ipynb")
+    index = v4.new_notebook()
+    index.metadata["context_kernel"] = {"notebooks": ["session-x-python3.ipynb"]}
+    nbformat.write(index, tmp_path / "index.ipynb")
+    for name, expected in [("alien.ipynb", "needs the kernel 'no-such-kernel', which is not installed"),
+                           ("index.ipynb", "lists notebooks that are not next to it: session-x-python3.ipynb")]:
+        out = subprocess.run([sys.executable, "-m", "context_kernel", "replay", str(tmp_path / name)],
+                             capture_output=True, text=True, timeout=60, check=False,
+                             env={**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home")})
+        assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr

@@ -106,7 +106,8 @@ class BatchService:
     async def _one(self, kernel: object, r: CommandResult, session: SessionRef, deadline: float) -> None:
         began = time.monotonic()
         req = ExecuteRequest(code=r.command.command, language="shell", tool="ctx_batch_execute")
-        exec_id, outcome, collector = await self._execution.run_recorded(kernel, req, session, deadline)  # type: ignore[arg-type]
+        exec_id, outcome, collector = await self._execution.run_recorded(  # type: ignore[arg-type]
+            kernel, req, session, deadline, r.command.label)
         r.execution_id = exec_id
         r.output = await self._execution.recorded_output(exec_id)
         stderr = collector.stderr_text.strip()

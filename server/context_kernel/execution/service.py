@@ -6,6 +6,7 @@ shape the reply → complete the record. Every path, refused ones included, ends
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -214,8 +215,11 @@ class ExecutionService:
                             len(reply.text.encode()))
 
     async def run_recorded(self, kernel: JupyterKernel, req: ExecuteRequest, session: SessionRef,
-                           deadline: float) -> tuple[int, CellOutcome, OutputCollector]:
-        """Run one cell on a kernel the caller owns (batch commands), recorded like any execution."""
+                           deadline: float, label: str = "") -> tuple[int, CellOutcome, OutputCollector]:
+        """Run one cell on a kernel the caller owns (batch commands), recorded like any execution.
+
+        The note carries the command's label as a JSON string; notebook export shows it.
+        """
         await self._touch(session)
         exec_id = await self._db.run(self._executions.start, ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=kernel.kernel_name,
@@ -236,7 +240,7 @@ class ExecutionService:
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
             bytes_produced=collector.bytes_produced, returned_kind="indexed",
-            note="batch command: output indexed, the reply carries search results",
+            note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results",
         ))
         return exec_id, outcome, collector
 

@@ -1,1 +1,1 @@
-"""Sessions as notebooks: export of the execution record (replay comes next)."""
+"""Sessions as notebooks: export of the execution record, its HTML rendering, and replay."""

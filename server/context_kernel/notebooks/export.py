@@ -4,7 +4,9 @@ A notebook has one kernel, so a session that used several languages becomes one 
 kernel (each replayable by its own kernel, cells in the order they ran) plus an index notebook
 that tells the whole story in order, with each step's language and where its cell lives. A
 single-kernel session is one notebook. Every execution appears: refused calls as markdown notes,
-cells that never finished (the server was killed) as code cells marked interrupted.
+cells that never finished (the server was killed) as code cells marked interrupted, cells that
+hit their time limit as code cells marked timeout with that limit (replay runs them under the
+same limit), and `ctx_batch_execute` commands as shell cells whose first line names the label.
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ from typing import Any
 import nbformat
 from nbformat import v4
 
-from ..execution.files import preamble
 from ..kernels.languages import language_for_kernel
 from ..store.executions import ExecutionRow
+from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
+BATCH_TOOL = "ctx_batch_execute"
+# How the execution service notes a batch command's label: `batch command "<label>": …` (a JSON
+# string, so any label survives).
+_BATCH_NOTE = re.compile(r'^batch command ("(?:[^"\\]|\\.)*")')
 
 
 @dataclass
@@ -45,41 +51,55 @@ class Export:
 
 
 def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, directory: Path,
-                   kernelspecs: Callable[[str], dict[str, Any] | None]) -> Export:
-    """Write the notebooks for one session into `directory`; the first one listed is the entry point."""
+                   kernelspecs: Callable[[str], dict[str, Any] | None], *,
+                   project_dir: str | None = None) -> Export:
+    """Write the notebooks for one session into `directory`; the first one listed is the entry point.
+
+    `project_dir` is where the session's code ran; replay runs the cells there by default, so
+    relative paths in them reach the same files.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     stem = f"session-{_safe(session_id)}"
     kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and r.status != "refused"))
     result = Export(executions=len(rows))
+    meta = {"session": session_id, **({"project_dir": project_dir} if project_dir else {})}
     if len(kernels) <= 1:
-        nb = _notebook(kernels[0] if kernels else None, kernelspecs)
+        nb = _notebook(kernels[0] if kernels else None, kernelspecs, meta)
         for row in rows:
             nb.cells.append(_cell(row, outputs))
         result.notebooks.append(_write(nb, directory / f"{stem}.ipynb", kernels[0] if kernels else None))
         return result
-    per_kernel = {k: _notebook(k, kernelspecs) for k in kernels}
+    per_kernel = {k: _notebook(k, kernelspecs, meta) for k in kernels}
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
-    index = _notebook(None, kernelspecs)
+    # The index names its notebooks so `replay` given the index replays each of them.
+    index = _notebook(None, kernelspecs, {**meta, "notebooks": [paths[k].name for k in kernels]})
     index.cells.append(v4.new_markdown_cell(
         f"# Session {session_id}\n\n{len(rows)} executions in {len(kernels)} kernels. Each kernel's cells are in "
         "their own notebook (replayable with that kernel); this index tells the whole story in order."))
     for step, row in enumerate(rows, 1):
         if row.kernel_name in per_kernel and row.status != "refused":
             nb = per_kernel[row.kernel_name]
-            nb.cells.append(_cell(row, outputs))
+            cell = _cell(row, outputs)
+            nb.cells.append(cell)
             where = f"[{paths[row.kernel_name].name}]({paths[row.kernel_name].name}), cell {len(nb.cells)}"
+            label = f" batch: *{cell.metadata.context_kernel.get('batch_label', 'no label')}*" \
+                if row.tool == BATCH_TOOL else ""
             index.cells.append(v4.new_markdown_cell(
-                f"**Step {step}** — {row.language or row.kernel_name} ({row.tool}, {row.status}) → {where}\n\n"
-                + _fence(row.code, row.language)))
+                f"**Step {step}** — {row.language or row.kernel_name} ({row.tool}, {_status(row)}){label} → {where}"
+                "\n\n" + _fence(row.code, row.language)))
         else:
-            index.cells.append(_cell(row, outputs))
+            note = _cell(row, outputs)
+            if note.cell_type == "markdown":
+                note.source = f"**Step {step}** — {note.source.removeprefix('> ')}"
+            index.cells.append(note)
     result.notebooks.append(_write(index, directory / f"{stem}.ipynb", None))
     for k in kernels:
         result.notebooks.append(_write(per_kernel[k], paths[k], k))
     return result
 
 
-def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, Any] | None]) -> Any:
+def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, Any] | None],
+              meta: dict[str, Any]) -> Any:
     nb = v4.new_notebook()
     nb.nbformat, nb.nbformat_minor = 4, 5
     if kernel_name:
@@ -87,8 +107,12 @@ def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, An
         nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": spec.get("display_name", kernel_name),
                                      "language": spec.get("language", "")}
         nb.metadata["language_info"] = {"name": spec.get("language", "")}
-    nb.metadata["context_kernel"] = {"exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    nb.metadata["context_kernel"] = {"exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **meta}
     return nb
+
+
+def _status(row: ExecutionRow) -> str:
+    return "interrupted" if row.status in ("pending", "running") else row.status
 
 
 def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
@@ -96,11 +120,11 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
         return v4.new_markdown_cell(
             f"> **Refused call** ({row.tool}, {row.language or row.kernel_name or 'no language'}): "
             f"{(row.error_value or '').strip()}\n\n" + _fence(row.code, row.language))
-    cell = v4.new_code_cell(source=_with_file_preamble(row))
+    cell = v4.new_code_cell(source=_source(row))
     cell.id = f"exec-{row.id}"
     cell.execution_count = row.execution_count
     cell.outputs = [_output(o) for o in outputs(row.id)]
-    status = "interrupted" if row.status in ("pending", "running") else row.status
+    status = _status(row)
     meta: dict[str, Any] = {
         "execution_id": row.id, "tool": row.tool, "language": row.language, "kernel": row.kernel_name,
         "status": status, "started": _iso(row.started_at), "duration_ms": _round(row.duration_ms),
@@ -109,6 +133,8 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
     }
     if row.file_path:
         meta["file"] = {"path": row.file_path, "hash": row.file_hash}
+    if row.tool == BATCH_TOOL:
+        meta["batch_label"] = batch_label(row.note)
     if row.returned_kind in ("trimmed", "intent", "indexed") and row.returned_text is not None:
         # What the agent was shown differs from the full output: keep it, visibly.
         meta["agent_reply"] = row.returned_text
@@ -117,18 +143,36 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
             f"({row.bytes_returned} of {row.bytes_produced} bytes); see cell metadata context_kernel.agent_reply]\n")))
     if status == "interrupted":
         cell.outputs.append(v4.new_output("stream", name="stderr", text=(
-            "[context-kernel: this cell never finished — the server stopped while it ran]\n")))
+            "[context-kernel: this cell never finished — the server stopped while it ran; replay skips it]\n")))
+    elif status == "timeout":
+        meta["timeout_ms"] = row.timeout_ms
+        limit = f"{row.timeout_ms / 1000:g} s" if row.timeout_ms else "its time limit"
+        cell.outputs.append(v4.new_output("stream", name="stderr", text=(
+            f"[context-kernel: timed out after {limit} and was interrupted; replay runs it under the same limit]\n")))
     cell.metadata["context_kernel"] = {k: v for k, v in meta.items() if v is not None}
     return cell
 
 
-def _with_file_preamble(row: ExecutionRow) -> str:
-    """ctx_execute_file cells carry the lines that define FILE_CONTENT, so the notebook replays alone."""
-    lang = language_for_kernel(row.kernel_name or "")
-    code = preamble(lang.name, row.file_path) if (row.file_path and lang) else None
-    if not code:
-        return row.code
-    return f"# context-kernel: FILE_CONTENT from {row.file_path} ({row.file_hash})\n{code.rstrip()}\n{row.code}"
+def _source(row: ExecutionRow) -> str:
+    """The code as it ran, plus what the server supplied around it, so the notebook replays alone."""
+    code = row.code
+    if row.file_path:
+        lang = language_for_kernel(row.kernel_name or "")
+        with_file = with_file_preamble(lang.name, code, row.file_path, row.file_hash) if lang else None
+        code = with_file if with_file is not None else code
+    if row.tool == BATCH_TOOL:
+        label = batch_label(row.note)
+        code = f"# batch: {label}\n{code}" if label else f"# batch command\n{code}"
+    return code
+
+
+def batch_label(note: str | None) -> str | None:
+    """The label of a ctx_batch_execute command, from the note the execution service wrote."""
+    match = _BATCH_NOTE.match(note or "")
+    if not match:
+        return None
+    label = json.loads(match.group(1))
+    return " ".join(str(label).split()) or None  # one line: it heads a shell comment
 
 
 def _output(recorded: dict[str, Any]) -> Any:

@@ -16,7 +16,12 @@ def to_html(notebook_path: Path) -> Path:
     nb = nbformat.read(notebook_path, as_version=4)
     marked = copy.deepcopy(nb)
     marked.cells = []
+    # An index notebook links its per-kernel notebooks; they are rendered next to it, so link those.
+    listed = nb.metadata.get("context_kernel", {}).get("notebooks", [])
     for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for name in listed:
+                cell.source = cell.source.replace(f"]({name})", f"]({Path(name).with_suffix('.html')})")
         marked.cells.append(cell)
         meta = cell.get("metadata", {}).get("context_kernel")
         if cell.cell_type == "code" and meta:

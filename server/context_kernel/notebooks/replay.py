@@ -2,7 +2,23 @@
 
 Volatile parts are normalised before comparing (memory addresses, timestamps, durations, temp
 paths, ANSI codes, execution counts in tracebacks), and our own annotation lines are ignored.
-Cells that read a file (`ctx_execute_file`) report when the file's hash changed since the session.
+Each stream is compared as a whole: how a kernel splits its output into messages, and how
+stdout and stderr interleave, depend on timing. Cells that read a file (`ctx_execute_file`)
+report when the file's hash changed since the session.
+
+Cells that did not finish in the session replay as follows:
+- interrupted (the server stopped while the cell ran): not run, reported `skipped`, since what
+  it did before it stopped is unknown;
+- died (the cell killed its kernel): not run, reported `skipped`, so the rest of the notebook
+  still replays in one kernel;
+- timeout: run under the same time limit and interrupted there, reported `match` when it times
+  out again (its output up to the limit depends on the machine's speed and is not compared),
+  `differ` when it finishes this time.
+Any other cell that runs past `timeout_s` is interrupted and reported `differ`, and the replay
+goes on with the next cell; nothing waits forever.
+
+Given the index notebook of a mixed-language session, replay runs each per-kernel notebook it
+lists, and the report names the notebook of each cell.
 """
 
 from __future__ import annotations
@@ -11,6 +27,7 @@ import copy
 import difflib
 import hashlib
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +37,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from ..execution.text import strip_ansi
+from ..kernels.specs import find_spec
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
@@ -28,6 +46,14 @@ _VOLATILE = [
     (re.compile(r"/tmp/[\w./-]+"), "/tmp/PATH"),
     (re.compile(r"(Cell In\[|In \[|Out\[)\d+\]"), r"\1N]"),
 ]
+# The error nbclient reports for a cell it interrupted at its time limit (our marker, not the kernel's).
+_TIMEOUT_ENAME = "ContextKernelReplayTimeout"
+_ANNOTATION = "[context-kernel:"
+# Statuses whose cells replay does not run, and why.
+_NOT_RUN = {
+    "interrupted": "never finished in the session; not run",
+    "died": "its kernel died running it in the session; not run",
+}
 
 
 @dataclass
@@ -37,26 +63,41 @@ class CellReport:
     status: str  # match | differ | skipped
     diff: str = ""
     file_changed: str | None = None
+    note: str = ""
+    notebook: str = ""
+    """The per-kernel notebook's file name, when the replay started from an index notebook."""
 
 
 @dataclass
 class ReplayReport:
     cells: list[CellReport] = field(default_factory=list)
+    stopped: str = ""
+    """Why the replay ended early (the kernel died), or empty."""
 
     @property
     def ok(self) -> bool:
-        return all(c.status != "differ" for c in self.cells)
+        return not self.stopped and all(c.status != "differ" for c in self.cells)
+
+    @property
+    def diverging(self) -> list[CellReport]:
+        return [c for c in self.cells if c.status == "differ"]
 
     def render(self) -> str:
         lines = []
         for c in self.cells:
-            label = f"cell {c.index}" + (f" (execution #{c.execution_id})" if c.execution_id else "")
-            lines.append(f"{label}: {c.status}" + (f" — file changed: {c.file_changed}" if c.file_changed else ""))
+            label = (f"{c.notebook} " if c.notebook else "") + f"cell {c.index}" + (
+                f" (execution #{c.execution_id})" if c.execution_id else "")
+            line = f"{label}: {c.status}" + (f" — file changed: {c.file_changed}" if c.file_changed else "")
+            lines.append(line + (f" ({c.note})" if c.note else ""))
             if c.diff:
                 lines.append(c.diff)
+        if self.stopped:
+            lines.append(f"replay stopped early: {self.stopped}")
         matched = sum(c.status == "match" for c in self.cells)
         compared = sum(c.status != "skipped" for c in self.cells)
-        lines.append(f"{matched} of {compared} cells match" + ("" if self.ok else "; see the differences above"))
+        skipped = len(self.cells) - compared
+        lines.append(f"{matched} of {compared} cells match" + (f", {skipped} skipped" if skipped else "")
+                     + ("" if self.ok else "; see the differences above"))
         return "\n".join(lines)
 
 
@@ -68,53 +109,125 @@ def normalise(text: str) -> str:
 
 
 def comparable(outputs: list[dict[str, Any]]) -> str:
-    """The text a reader would compare: streams, plain-text results, error name and value, rich types."""
-    parts = []
+    """What a reader would compare: each stream whole, plain-text results, rich types, errors."""
+    streams: dict[str, str] = {}
+    rest = []
     for out in outputs:
         kind = out.get("output_type")
         if kind == "stream":
             text = "".join(out.get("text", ""))
-            if text.lstrip().startswith("[context-kernel:"):
+            if text.lstrip().startswith(_ANNOTATION):
                 continue  # our annotation, not the code's output
-            parts.append(f"[{out.get('name')}] {text}")
+            name = str(out.get("name"))
+            streams[name] = streams.get(name, "") + text
         elif kind in ("execute_result", "display_data"):
             data = out.get("data", {})
             plain = data.get("text/plain", "")
-            parts.append("[result] " + ("".join(plain) if isinstance(plain, list) else plain))
-            parts += [f"[{mime}]" for mime in sorted(data) if mime != "text/plain"]
+            rest.append("[result] " + ("".join(plain) if isinstance(plain, list) else plain))
+            rest += [f"[{mime}]" for mime in sorted(data) if mime != "text/plain"]
         elif kind == "error":
-            parts.append(f"[error] {out.get('ename')}: {out.get('evalue')}")
-    return normalise("\n".join(parts))
+            rest.append(f"[error] {out.get('ename')}: {out.get('evalue')}")
+    parts = [f"[{name}] {streams[name]}" for name in sorted(streams) if streams[name]]
+    return normalise("\n".join(parts + rest))
 
 
 def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None) -> ReplayReport:
+    """Run the notebook (or each notebook an index lists) in a fresh kernel and compare outputs.
+
+    `cwd` defaults to the directory the session ran in, when it still exists, else the
+    notebook's own directory.
+    """
     nb = nbformat.read(path, as_version=4)
-    if not nb.metadata.get("kernelspec"):
-        raise ValueError(f"{path} names no kernel: replay the per-kernel notebooks listed in it instead")
-    recorded = copy.deepcopy(nb)
-    client = NotebookClient(nb, timeout=timeout_s, allow_errors=True, kernel_name=nb.metadata.kernelspec.name,
-                            resources={"metadata": {"path": str(cwd or path.parent)}})
-    try:
-        client.execute()
-    except (CellTimeoutError, DeadKernelError) as exc:
-        note = f"replay stopped: {type(exc).__name__}"
-        for cell in nb.cells:
-            cell.setdefault("outputs", [])
-        recorded.metadata["context_kernel_replay_error"] = note
+    if nb.metadata.get("kernelspec"):
+        return _replay_one(path, nb, timeout_s, cwd)
+    listed = nb.metadata.get("context_kernel", {}).get("notebooks")
+    if not listed:
+        raise ValueError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
+    missing = [name for name in listed if not (path.parent / name).is_file()]
+    if missing:
+        raise ValueError(f"{path} lists notebooks that are not next to it: {', '.join(missing)}")
     report = ReplayReport()
-    for i, (old, new) in enumerate(zip(recorded.cells, nb.cells), 1):
-        meta = old.get("metadata", {}).get("context_kernel", {})
-        if old.cell_type != "code":
-            continue
-        if meta.get("status") == "interrupted":
-            report.cells.append(CellReport(i, meta.get("execution_id"), "skipped"))
-            continue
-        before, after = comparable(old.get("outputs", [])), comparable(new.get("outputs", []))
-        changed = _file_changed(meta.get("file"))
-        diff = "" if before == after else "\n".join(difflib.unified_diff(
-            before.splitlines(), after.splitlines(), "recorded", "replayed", lineterm="", n=1))
-        report.cells.append(CellReport(i, meta.get("execution_id"), "match" if not diff else "differ", diff, changed))
+    for name in listed:
+        part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s, cwd)
+        for c in part.cells:
+            c.notebook = name
+        report.cells += part.cells
+        if part.stopped:
+            report.stopped = "; ".join(filter(None, [report.stopped, f"{name}: {part.stopped}"]))
     return report
+
+
+def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None) -> ReplayReport:
+    kernel = nb.metadata.kernelspec.name
+    if find_spec(kernel) is None:
+        raise ValueError(f"{path.name} needs the kernel {kernel!r}, which is not installed here "
+                         "(context-kernel doctor lists the kernels)")
+    recorded = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if _meta(cell).get("status") in _NOT_RUN:
+            cell.cell_type = "raw"  # nbclient runs code cells only
+            cell.pop("outputs", None)
+            cell.pop("execution_count", None)
+    timed_out: set[int] = set()
+
+    def limit(cell: Any) -> float:
+        meta = _meta(cell)
+        if meta.get("status") == "timeout" and meta.get("timeout_ms"):
+            return float(meta["timeout_ms"]) / 1000
+        return float(timeout_s)
+
+    def executed(cell: Any, cell_index: int, execute_reply: dict[str, Any]) -> None:
+        if execute_reply.get("content", {}).get("ename") == _TIMEOUT_ENAME:
+            timed_out.add(cell_index)
+
+    project = nb.metadata.get("context_kernel", {}).get("project_dir")
+    where = cwd or (Path(project) if project and Path(project).is_dir() else path.parent)
+    client = NotebookClient(
+        nb, timeout=timeout_s, timeout_func=limit, allow_errors=True, interrupt_on_timeout=True,
+        # Answer for a kernel that ignores the interrupt instead of waiting on it again.
+        error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "interrupted at the time limit", "traceback": []},
+        on_cell_executed=executed, kernel_name=kernel,
+        resources={"metadata": {"path": str(where)}})
+    report = ReplayReport()
+    # The kernel's own stderr (start-up warnings, a crash's last words) is not the cells' output:
+    # keep it out of the caller's terminal or notebook, and quote it if the kernel dies.
+    with tempfile.TemporaryFile() as kernel_log:
+        try:
+            client.execute(stderr=kernel_log)
+        except (CellTimeoutError, DeadKernelError) as exc:
+            kernel_log.seek(0)
+            last = kernel_log.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+            report.stopped = f"{type(exc).__name__}: {exc}".strip() + "".join(f"\n  kernel: {line}" for line in last)
+            for cell in nb.cells:
+                cell.setdefault("outputs", [])
+    for i, (old, new) in enumerate(zip(recorded.cells, nb.cells), 1):
+        if old.cell_type == "code":
+            report.cells.append(_compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old)))
+    return report
+
+
+def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float) -> CellReport:
+    meta = _meta(old)
+    exec_id = meta.get("execution_id")
+    if meta.get("status") in _NOT_RUN:
+        return CellReport(index, exec_id, "skipped", note=_NOT_RUN[meta["status"]])
+    changed = _file_changed(meta.get("file"))
+    if meta.get("status") == "timeout":
+        if timed_out:
+            return CellReport(index, exec_id, "match", file_changed=changed,
+                              note=f"timed out again at the recorded {limit:g} s limit")
+        return CellReport(index, exec_id, "differ", file_changed=changed,
+                          note=f"timed out after {limit:g} s in the session, finished this time")
+    before, after = comparable(old.get("outputs", [])), comparable(new.get("outputs", []))
+    diff = "" if before == after else "\n".join(difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "recorded", "replayed", lineterm="", n=1))
+    note = f"interrupted at the {limit:g} s replay limit" if timed_out else ""
+    status = "match" if not diff and not timed_out else "differ"
+    return CellReport(index, exec_id, status, diff, changed, note)
+
+
+def _meta(cell: Any) -> dict[str, Any]:
+    return dict(cell.get("metadata", {}).get("context_kernel", {}))
 
 
 def _file_changed(info: dict[str, Any] | None) -> str | None:

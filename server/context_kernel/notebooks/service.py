@@ -43,8 +43,10 @@ class ExportService:
             known = [s.id for s in await self.sessions()][:5]
             raise InvalidRequest(f"session {session_id!r} has no recorded executions",
                                  hint="recent sessions: " + (", ".join(known) or "none yet"))
+        # Where the session's code ran, so replay reaches the same relative paths.
+        recorded = next((s.project_dir for s in await self.sessions() if s.id == session_id), None)
         done = await self._db.run(export_session, session_id, rows, self._executions.outputs, directory,
-                                  self._kernelspec)
+                                  self._kernelspec, project_dir=recorded or str(self._project_dir))
         if html:
             for nb in done.notebooks:
                 nb.path = await self._db.run(to_html, nb.path)
