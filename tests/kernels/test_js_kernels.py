@@ -360,3 +360,24 @@ def test_node_dies_when_the_kernel_is_killed(short_tmp: Path) -> None:
         assert select.select([pidfd], [], [], CELL_TIMEOUT)[0] == [pidfd]
     finally:
         os.close(pidfd)
+
+
+def test_shutdown_from_nbclient_stops_node_cleanly(tmp_path: Path) -> None:
+    # nbclient shuts a kernel down with shutdown_request, which ipykernel handles on its control
+    # thread's loop; node's pipes belong to the shell loop, and stopping it there used to raise.
+    _require_runtime()
+    import subprocess
+    import sys
+
+    script = (
+        "import nbformat\n"
+        "from nbclient import NotebookClient\n"
+        "nb = nbformat.v4.new_notebook()\n"
+        "nb.cells.append(nbformat.v4.new_code_cell('console.log(1 + 1)'))\n"
+        "NotebookClient(nb, timeout=60, kernel_name='ck-javascript').execute()\n"
+        "print(nb.cells[0].outputs[0]['text'].strip())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=90, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+    assert "different loop" not in done.stderr and "Traceback" not in done.stderr, done.stderr

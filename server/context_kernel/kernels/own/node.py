@@ -29,6 +29,7 @@ from traitlets.config import Config
 from context_kernel.kernels.own.node_process import MARK_WAIT, NodeProcess, Output, killpg
 
 INTERRUPT_GRACE = 2.0  # seconds node gets to stop a cell after SIGINT before it is killed
+SHUTDOWN_WAIT_S = 10.0  # stopping node on its own loop from the control thread; then it is killed
 LANGUAGES = {
     "javascript": {
         "name": "javascript",
@@ -207,9 +208,21 @@ class NodeKernel(Kernel):
         return reply
 
     async def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
-        if self._node is not None:
-            await self._node.stop()
-            self._node = None
+        node, self._node = self._node, None
+        if node is None:
+            return {"status": "ok", "restart": restart}
+        loop = node.loop
+        if loop is None or loop is asyncio.get_running_loop() or loop.is_closed():
+            await node.stop()
+        else:
+            # ipykernel answers shutdown_request on the control thread's loop, but node's pipes
+            # belong to the shell loop: stop it there, and kill it outright if that loop is stuck.
+            stopping = asyncio.run_coroutine_threadsafe(node.stop(), loop)
+            try:
+                await asyncio.wait_for(asyncio.wrap_future(stopping), SHUTDOWN_WAIT_S)
+            except (TimeoutError, RuntimeError):
+                if node.proc is not None:
+                    killpg(node.proc.pid, signal.SIGKILL)
         return {"status": "ok", "restart": restart}
 
     def _kill_node(self) -> None:

@@ -125,8 +125,11 @@ class NodeProcess:
         self._pumps: list[asyncio.Task[None]] = []
         self.proc: asyncio.subprocess.Process | None = None
         self.info: dict[str, Any] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop node's pipes belong to; `stop` must run on it."""
 
     async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
         ours, theirs = socket.socketpair()
         env = dict(
             os.environ,
