@@ -5,6 +5,8 @@
 The corpus is bench/retrieval/corpus (real documentation). Indexing is measured two ways:
 one ctx_index call per document (a transaction each) and one ctx_index of the whole directory
 (files batched into transactions of a few MB).
+Since migration 004 a call returns once the porter index has the text; the trigram index
+follows in a background catch-up (or before the next trigram search), so both figures are printed.
 Targets from the issue: >= 10 MB/s indexing; median search < 10 ms at 100,000 chunks.
 """
 
@@ -37,26 +39,38 @@ def corpus_files() -> list[Path]:
     return sorted(p for p in CORPUS.iterdir() if p.suffix in (".md", ".rst", ".txt"))
 
 
-def indexing_throughput(work: Path) -> tuple[float, float, float]:
-    files = corpus_files()
-    size_mb = sum(p.stat().st_size for p in files) / 1e6
+def _timed_index(work: Path, name: str, project: Path, per_document: bool) -> tuple[float, float]:
+    """Seconds until the indexing call returns (porter index), and for the trigram catch-up after it."""
+    db = Database.open(work / f"{name}.sqlite3")
+    repo = KnowledgeRepository(db.engine)
+    service = KnowledgeService(db=db, repo=repo, project_dir=project, search_budget=8192)
+    began = time.perf_counter()
+    if per_document:
+        for p in corpus_files():
+            service._index_sync(p.stem, p.read_text(), p.name, "file", None, None, None)  # one call per document
+    else:
+        labelled = [(p, f"docs/{p.name}") for p in sorted((project / "docs").iterdir()) if p.suffix in (".md", ".rst")]
+        service._index_files(labelled, None)  # what ctx_index(path="docs") does per batch
+    returned = time.perf_counter() - began
+    repo.catch_up_trigram()  # what the server runs right after, in the background
+    caught_up = time.perf_counter() - began - returned
+    db.close()
+    return returned, caught_up
+
+
+def indexing_throughput(work: Path) -> tuple[float, list[tuple[str, float, float]]]:
+    """MB/s per mode: (mode, until the call returns, until both indexes are complete)."""
+    size_mb = sum(p.stat().st_size for p in corpus_files()) / 1e6
     project = work / "project"
     shutil.copytree(CORPUS, project / "docs")
-    db = Database.open(work / "per-doc.sqlite3")
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=project, search_budget=8192)
-    began = time.perf_counter()
-    for p in files:
-        service._index_sync(p.stem, p.read_text(), p.name, "file", None, None, None)  # one call per document
-    per_doc = size_mb / (time.perf_counter() - began)
-    db.close()
-    db = Database.open(work / "dir.sqlite3")
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=project, search_budget=8192)
-    labelled = [(p, f"docs/{p.name}") for p in sorted((project / "docs").iterdir()) if p.suffix in (".md", ".rst")]
-    began = time.perf_counter()
-    service._index_files(labelled, None)  # what ctx_index(path="docs") does per batch
-    directory = size_mb / (time.perf_counter() - began)
-    db.close()
-    return size_mb, per_doc, directory
+    rows = []
+    for mode, per_doc in (("one ctx_index call per document", True),
+                          ("ctx_index of the directory (batched transactions)", False)):
+        # best of three: the machine is shared and noisy
+        runs = [_timed_index(work, f"{'doc' if per_doc else 'dir'}-{i}", project, per_doc) for i in range(3)]
+        returned, caught_up = min(runs, key=lambda r: r[0] + r[1])
+        rows.append((mode, size_mb / returned, size_mb / (returned + caught_up)))
+    return size_mb, rows
 
 
 def filler_files() -> list[Path]:
@@ -83,6 +97,7 @@ def build(db_path: Path, chunks_wanted: int, replicate: bool) -> tuple[Database,
                 for stem, chunks in docs]
             repo.replace_sources(specs)
             total += per_copy
+        repo.catch_up_trigram()
         return db, repo, total
     repo.replace_sources([SourceSpec(label=stem, kind="file", chunks=chunks) for stem, chunks in docs])
     total = sum(len(c) for _, c in docs)
@@ -98,6 +113,7 @@ def build(db_path: Path, chunks_wanted: int, replicate: bool) -> tuple[Database,
             repo.replace_sources(batch)
             batch = []
     repo.replace_sources(batch)
+    repo.catch_up_trigram()  # the server's background pass; latency is measured on a complete index
     return db, repo, total
 
 
@@ -122,11 +138,12 @@ def main() -> None:
     queries = [json.loads(line)["query"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
     with tempfile.TemporaryDirectory(prefix="context-kernel-search-speed-") as tmp:
         work = Path(tmp)
-        size_mb, per_doc, directory = indexing_throughput(work)
-        print(f"# Knowledge-base speed ({len(corpus_files())} documents, {size_mb:.2f} MB)\n")
-        print("| indexing | MB/s |\n|---|---:|")
-        print(f"| one ctx_index call per document | {per_doc:.1f} |")
-        print(f"| ctx_index of the directory (batched transactions) | {directory:.1f} |")
+        size_mb, rows = indexing_throughput(work)
+        print(f"# Knowledge-base speed ({len(corpus_files())} documents, {size_mb:.2f} MB, best of 3)\n")
+        print("| indexing | MB/s until ctx_index returns | MB/s until the trigram index is complete too |")
+        print("|---|---:|---:|")
+        for mode, returned, complete in rows:
+            print(f"| {mode} | {returned:.1f} | {complete:.1f} |")
         print("\n| chunks indexed | search median ms | search p95 ms |\n|---:|---:|---:|")
         for size in [int(s) for s in args.sizes.split(",")]:
             db, repo, chunks = build(work / f"size-{size}.sqlite3", size, args.replicate)

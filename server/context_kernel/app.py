@@ -84,18 +84,19 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 
     tg.start_soon(cull_loop)
 
-    def spawn(fn: Callable[[], Awaitable[None]]) -> None:
-        tg.start_soon(fn)
-
     executions = ExecutionRepository(db.engine)
     limits = ExecutionLimits(
         return_budget=settings.return_budget, hard_output_cap=settings.hard_output_cap,
         default_timeout_ms=settings.default_timeout_ms, max_timeout_ms=settings.max_timeout_ms,
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
+
+    def spawn(fn: Callable[[], Awaitable[None]]) -> None:
+        tg.start_soon(fn)
+
     guard = DenyGuard(settings.project_dir, settings.user_home)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
-                                 search_budget=settings.search_budget, guard=guard)
+                                 search_budget=settings.search_budget, guard=guard, spawn=spawn)
     service = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
                                limits=limits, spawn=spawn, knowledge=knowledge, guard=guard)
     batch = BatchService(execution=service, knowledge=knowledge, pool=pool)

@@ -7,6 +7,7 @@ and one hop per call keeps the event loop free.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,12 +50,15 @@ class SearchReply:
 
 class KnowledgeService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
-                 guard: DenyGuard | None = None) -> None:
+                 guard: DenyGuard | None = None, spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+                 ) -> None:
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
         self._budget = search_budget
         self._guard = guard
+        self._spawn = spawn
+        self._catch_up_queued = False
         self._calls: dict[str, int] = {}
 
     # -- indexing ------------------------------------------------------------------------------
@@ -64,7 +68,24 @@ class KnowledgeService:
                          mtime: float | None = None) -> SourceRow:
         row = await self._db.run(self._index_sync, label, text, name, kind, origin, session_id, mtime)
         count(bytes_indexed=row.bytes)
+        self._trigram_later()
         return row
+
+    def _trigram_later(self) -> None:
+        """Build the trigram index of what was just indexed after the reply, off the caller's time.
+
+        One catch-up is queued at a time; it runs on the database thread, so a search queued
+        behind it sees a complete index (and `match` catches up itself if nothing was queued).
+        """
+        if self._spawn is None or self._catch_up_queued:
+            return
+        self._catch_up_queued = True
+
+        async def catch_up() -> None:
+            self._catch_up_queued = False
+            await self._db.run(self._repo.catch_up_trigram)
+
+        self._spawn(catch_up)
 
     def _index_sync(self, label: str, text: str, name: str, kind: str, origin: str | None,
                     session_id: str | None, mtime: float | None) -> SourceRow:
@@ -86,6 +107,7 @@ class KnowledgeService:
                           project_dir=str(self._project_dir))
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
         count(bytes_indexed=row.bytes)
+        self._trigram_later()
         return row
 
     async def stem_frequencies(self, stems: list[str]) -> dict[str, int]:
@@ -122,6 +144,7 @@ class KnowledgeService:
             report.sources += await self._db.run(self._index_files, batch, session_id)
         indexed = sum(s.bytes for s in report.sources)
         count(bytes_in=indexed, bytes_indexed=indexed)
+        self._trigram_later()
         return report
 
     def _index_files(self, files: list[tuple[Path, str]], session_id: str | None) -> list[SourceRow]:

@@ -101,6 +101,8 @@ class KnowledgeRepository:
               kind: str | None = None) -> list[tuple[int, float]]:
         """(chunk id, bm25 score — lower is better) for an FTS5 expression built with fts_quote."""
         fts = {"porter": "chunks_porter", "trigram": "chunks_trigram"}[table]
+        if table == "trigram":
+            self.catch_up_trigram()  # a search never misses what was indexed but not yet trigram-indexed
         sql = (f"SELECT c.id, bm25({fts}, 5.0, 1.0) AS score FROM {fts} JOIN chunks c ON c.id = {fts}.rowid ")
         where = [f"{fts} MATCH :q"]
         params: dict[str, object] = {"q": expression, "limit": limit}
@@ -114,6 +116,25 @@ class KnowledgeRepository:
         sql += "WHERE " + " AND ".join(where) + " ORDER BY score LIMIT :limit"
         with self._engine.connect() as conn:
             return [(int(r[0]), float(r[1])) for r in conn.execute(text(sql), params)]
+
+    def trigram_backlog(self) -> int:
+        """How many chunks are not in the trigram index yet (0 almost always: two rowid lookups)."""
+        with self._engine.connect() as conn:
+            row = conn.execute(text(
+                "SELECT (SELECT coalesce(max(id), 0) FROM chunks) - (SELECT upto FROM trigram_state)")).scalar()
+        return max(0, int(row or 0))
+
+    def catch_up_trigram(self) -> int:
+        """Put every chunk the trigram index lacks into it, in one statement; returns how many."""
+        if not self.trigram_backlog():
+            return 0
+        with self._engine.begin() as conn:
+            added = conn.execute(text(
+                "INSERT INTO chunks_trigram(rowid, title, content) SELECT id, title, content FROM chunks "
+                "WHERE id > (SELECT upto FROM trigram_state)")).rowcount
+            conn.execute(text(
+                "UPDATE trigram_state SET upto = max(upto, (SELECT coalesce(max(id), 0) FROM chunks))"))
+        return int(added or 0)
 
     def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
@@ -208,9 +229,9 @@ def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
             "INSERT INTO chunks (source_id, seq, title, content, kind) VALUES (:sid, :seq, :title, :content, :kind)"),
             [{"sid": source_id, "seq": i, "title": c.title, "content": c.content, "kind": c.kind}
              for i, c in enumerate(chunks)])
-        for fts in ("chunks_porter", "chunks_trigram"):
-            conn.execute(text(f"INSERT INTO {fts}(rowid, title, content) SELECT id, title, content FROM chunks "
-                              "WHERE source_id = :sid"), {"sid": source_id})
+        # The trigram index follows in catch_up_trigram (migration 004 says why).
+        conn.execute(text("INSERT INTO chunks_porter(rowid, title, content) SELECT id, title, content FROM chunks "
+                          "WHERE source_id = :sid"), {"sid": source_id})
     row = conn.execute(text("SELECT * FROM sources WHERE id = :id"), {"id": source_id}).mappings().one()
     return SourceRow(**row)
 

@@ -176,7 +176,29 @@ def _m003_session_memory(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX tool_calls_session ON tool_calls(session_id)"))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_m001_executions, _m002_knowledge, _m003_session_memory]
+def _m004_deferred_trigram(conn: Connection) -> None:
+    # The trigram index costs twice the rest of indexing together, so a new source goes into the
+    # porter index at once and into the trigram index in a catch-up pass (right after, in the
+    # background, or before the next trigram search). `upto`: every chunk with id <= upto is in
+    # the trigram index. AUTOINCREMENT ids only grow, so the backlog is exactly `id > upto`.
+    conn.execute(text("CREATE TABLE trigram_state (id INTEGER PRIMARY KEY CHECK (id = 1), upto INTEGER NOT NULL)"))
+    conn.execute(text("INSERT INTO trigram_state (id, upto) SELECT 1, coalesce(max(id), 0) FROM chunks"))
+    # FTS5 'delete' of a row it never indexed corrupts an external-content index: delete from the
+    # trigram index only what the catch-up has put there.
+    conn.execute(text("DROP TRIGGER chunks_ad"))
+    conn.execute(text("""
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_porter(chunks_porter, rowid, title, content)
+                VALUES ('delete', old.id, old.title, old.content);
+            INSERT INTO chunks_trigram(chunks_trigram, rowid, title, content)
+                SELECT 'delete', old.id, old.title, old.content
+                WHERE old.id <= (SELECT upto FROM trigram_state);
+        END"""))
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram,
+]
 
 
 def migrate(conn: Connection) -> int:
