@@ -5,6 +5,7 @@ context-kernel doctor                                               every langua
 context-kernel fetch URL...                                         fetch pages into the knowledge base
 context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
 context-kernel replay NOTEBOOK                                      re-run it; exit 0 when every cell matches
+context-kernel insight [-o FILE]                                    a local HTML page of every session
 context-kernel hook CLIENT EVENT                                    answer a client hook (event JSON on stdin)
 context-kernel setup|uninstall CLIENT [--global] [--dry-run]        wire into / out of a client (MCP, hooks, rules)
 """
@@ -228,6 +229,26 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
     return 0
 
 
+async def _insight(settings: Settings, out: str | None) -> int:
+    from .app import AppHolder
+    from .insight import write_insight
+
+    page = Path(out).expanduser().resolve() if out else settings.home / "insight.html"
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        await app.db.run(app.memory.ingest)
+        count = await app.db.run(write_insight, app.executions, app.events, settings.home,
+                                 settings.home / "exports", page)
+    print(f"{page} ({count} sessions)")
+    return 0
+
+
+def cmd_insight(args: argparse.Namespace) -> int:
+    import anyio
+
+    return anyio.run(_insight, build_settings(args, dict(os.environ)), args.output)
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     import anyio
 
@@ -330,6 +351,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="html also writes the notebook; the .html is for people without Jupyter")
     export.add_argument("--project", default=None)
     export.set_defaults(func=cmd_export)
+    insight = sub.add_parser("insight", help="write a local HTML page listing every session (no network)")
+    insight.add_argument("-o", "--output", help="file (default: CONTEXT_KERNEL_HOME/insight.html)")
+    insight.add_argument("--project", default=None)
+    insight.set_defaults(func=cmd_insight)
     replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")
     replay.add_argument("notebook")
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")

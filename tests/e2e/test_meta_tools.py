@@ -94,3 +94,33 @@ async def test_doctor_tool_checks_kernels_store_hooks_and_versions(client: Clien
     assert python.startswith("[OK]") and "starts and runs code" in python
     # the test settings carry no user home: the hooks line says so instead of guessing
     assert any(line.startswith("[WARN] hooks") for line in lines)
+
+
+async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client: Client, settings: object) -> None:
+    from html.parser import HTMLParser
+
+    await client.call_tool("ctx_execute", {"language": "python", "code": "print('<b>&amp;</b>' * 3000)"})
+    exported = text_of(await client.call_tool("ctx_export", {"format": "html"}))
+    reply = await client.call_tool("ctx_insight", {})
+    assert not reply.is_error
+    page = Path(text_of(reply).split("Wrote ", 1)[1].split(" (", 1)[0])
+    assert " (1 sessions)" in text_of(reply)
+    doc = page.read_text()
+    HTMLParser().feed(doc)  # well-formed enough to parse
+    links = [line for line in doc.split('href="')[1:]]
+    assert links, "the exported notebook is linked"
+    target = (page.parent / links[0].split('"', 1)[0]).resolve()
+    assert target.is_file() and target.suffix in (".html", ".ipynb") and target.name in exported
+    assert "ctx_execute" in doc and "kept out" in doc
+
+
+def test_insight_escapes_what_clients_and_sessions_are_called(tmp_path: Path) -> None:
+    from context_kernel.insight import SessionView, render_insight
+    from context_kernel.store.executions import SessionSummary
+
+    hostile = SessionSummary(id='s"><script>x()</script>', client="<img src=x onerror=y>", started_at=0.0,
+                             project_dir=None, executions=1, languages=["python"], bytes_produced=10,
+                             bytes_returned=5)
+    doc = render_insight(tmp_path / "insight.html", tmp_path, [SessionView(hostile)], [], {"<hook>": 2})
+    assert "<script>" not in doc and "<img" not in doc and "<hook>" not in doc
+    assert "&lt;script&gt;" in doc and "&lt;img src=x onerror=y&gt;" in doc

@@ -88,4 +88,5 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
     server.add_tool(meta.ctx_stats, name="ctx_stats", description=meta.STATS_DOC)
     server.add_tool(meta.ctx_doctor, name="ctx_doctor", description=meta.DOCTOR_DOC)
     server.add_tool(meta.ctx_upgrade, name="ctx_upgrade", description=meta.UPGRADE_DOC)
+    server.add_tool(meta.ctx_insight, name="ctx_insight", description=meta.INSIGHT_DOC)
     return server
