@@ -96,7 +96,7 @@ async def test_doctor_tool_checks_kernels_store_hooks_and_versions(client: Clien
     assert any(line.startswith("[WARN] hooks") for line in lines)
 
 
-async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client: Client, settings: object) -> None:
+async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client: Client) -> None:
     from html.parser import HTMLParser
 
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('<b>&amp;</b>' * 3000)"})
