@@ -33,6 +33,7 @@ from .transport import NameNotResolved, PinnedTransport, Resolver, system_resolv
 MB = 1024 * 1024
 DEFAULT_USER_AGENT = f"context-kernel/{__version__}"
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+DISCARD_BODY_BYTES = 64 * 1024  # unwanted bodies up to this (declared) size are read so the connection is kept
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,10 @@ class SafeFetcher:
             async with self._client.stream("GET", url) as response:
                 location = response.headers.get("location")
                 if response.status_code in REDIRECT_STATUSES and location is not None:
+                    await _discard_body(response)
                     return _join(url, location)
                 if response.status_code >= 400:
+                    await _discard_body(response)
                     raise FetchHTTPError(
                         f"{url} answered {response.status_code} {response.reason_phrase}".rstrip(),
                         url=str(url), status=response.status_code, reason=response.reason_phrase)
@@ -243,6 +246,23 @@ def _join(url: httpx.URL, location: str) -> httpx.URL:
         return url.join(location)
     except httpx.InvalidURL as exc:
         raise FetchError(f"{url} redirects to an invalid URL {location!r}", url=str(url)) from exc
+
+
+async def _discard_body(response: httpx.Response) -> None:
+    """Reads a small unwanted body (a redirect's, an error page's) so its connection can be reused.
+
+    A body left unread costs the connection: httpcore closes an HTTP/1.1 one, and the pinned
+    transport retires an HTTP/2 one (see transport.py). Bodies of unknown or larger size are
+    left unread; so is one whose read fails, which costs only the connection.
+    """
+    declared = _content_length(response)
+    if declared is None or declared > DISCARD_BODY_BYTES:
+        return
+    try:
+        async for _ in response.aiter_raw():
+            pass
+    except httpx.HTTPError:
+        pass
 
 
 def _content_length(response: httpx.Response) -> int | None:

@@ -24,6 +24,21 @@ with the backend; it mirrors httpx's own `AsyncHTTPTransport`, public APIs only.
 With an explicit proxy the backend connects only to the proxy (which is trusted configuration)
 and the proxy resolves the target itself; the client vets the target's addresses before each
 request, but the proxy's own lookup is outside our control.
+
+HTTP/2 bodies we stop reading (the body cap, an unread redirect or error body): httpcore does not
+reset the stream when such a response is closed (https://github.com/encode/httpcore/issues/943,
+closed as wontfix), so the server goes on sending into the stream window httpcore granted
+(16 MiB), and the connection-level window those unread bytes use up is never given back: after a
+capped download or two the pooled connection can carry no more data and the next fetch to that
+host hangs until its read timeout. HTTP/1.1 has no such problem because httpcore closes a
+connection whose body was not read to the end. So every pool connection is wrapped in
+`_RetiringConnection`: an HTTP/2 response closed before its end *retires* its connection. It
+takes no new requests, the streams already on it finish normally (concurrent fetches to the same
+host share one HTTP/2 connection, so closing it at once would break them), and once it is idle it
+reports itself expired and the pool closes it, which stops the abandoned download. Limit: while
+other streams are still running on a retired connection, the abandoned stream's data keeps
+arriving and can use up the shared window, so when more than ~16 MiB of an abandoned body is
+still unsent, those other streams can stall until their read timeout.
 """
 
 from __future__ import annotations
@@ -158,7 +173,7 @@ class PinnedTransport(httpx.AsyncBaseTransport):
         self._pool: httpcore.AsyncConnectionPool
         if proxy is None:
             self.backend = PinnedBackend(strict=strict, resolver=resolver)
-            self._pool = httpcore.AsyncConnectionPool(network_backend=self.backend, **common)  # type: ignore[arg-type]
+            self._pool = _Pool(network_backend=self.backend, **common)  # type: ignore[arg-type]
             return
         url = httpx.URL(proxy)
         if url.scheme not in ("http", "https"):
@@ -166,7 +181,7 @@ class PinnedTransport(httpx.AsyncBaseTransport):
         port = url.port or (443 if url.scheme == "https" else 80)
         self.backend = PinnedBackend(strict=strict, resolver=resolver,
                                      trusted=[(url.raw_host.decode("ascii"), port)])
-        self._pool = httpcore.AsyncHTTPProxy(
+        self._pool = _ProxyPool(
             proxy_url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path),
             network_backend=self.backend, **common)  # type: ignore[arg-type]
 
@@ -188,6 +203,85 @@ class PinnedTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._pool.aclose()
+
+
+class _RetiringConnection(httpcore.AsyncConnectionInterface):
+    """A pool connection that retires once an HTTP/2 response on it is closed before its end.
+
+    Retired: not available for new requests, and expired as soon as it is idle, so the pool
+    closes it (`AsyncConnectionInterface.has_expired`: "the connection is in a state where it
+    should be closed"). Everything else is the wrapped connection's.
+    """
+
+    def __init__(self, inner: httpcore.AsyncConnectionInterface) -> None:
+        self._inner = inner
+        self.retired = False
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        response = await self._inner.handle_async_request(request)
+        if response.extensions.get("http_version") != b"HTTP/2":
+            return response  # httpcore closes an HTTP/1.1 connection whose body was left unread
+        assert isinstance(response.stream, AsyncIterable)
+        return httpcore.Response(status=response.status, headers=response.headers,
+                                 content=_WatchedBody(response.stream, self), extensions=response.extensions)
+
+    def retire(self) -> None:
+        self.retired = True
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def info(self) -> str:
+        return self._inner.info() + (", retired" if self.retired else "")
+
+    def can_handle_request(self, origin: httpcore.Origin) -> bool:
+        return self._inner.can_handle_request(origin)
+
+    def is_available(self) -> bool:
+        return not self.retired and self._inner.is_available()
+
+    def has_expired(self) -> bool:
+        return (self.retired and self._inner.is_idle()) or self._inner.has_expired()
+
+    def is_idle(self) -> bool:
+        return self._inner.is_idle()
+
+    def is_closed(self) -> bool:
+        return self._inner.is_closed()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._inner!r}{' retired' if self.retired else ''}>"
+
+
+class _WatchedBody:
+    """An HTTP/2 response body that retires its connection if it is closed before the end."""
+
+    def __init__(self, stream: AsyncIterable[bytes], connection: _RetiringConnection) -> None:
+        self._stream = stream
+        self._connection = connection
+        self._ended = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for part in self._stream:
+            yield part
+        self._ended = True
+
+    async def aclose(self) -> None:
+        if not self._ended:
+            self._connection.retire()  # before the pool looks at its connections on this close
+        aclose = getattr(self._stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+class _Pool(httpcore.AsyncConnectionPool):
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        return _RetiringConnection(super().create_connection(origin))
+
+
+class _ProxyPool(httpcore.AsyncHTTPProxy):
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        return _RetiringConnection(super().create_connection(origin))
 
 
 class _ResponseStream(httpx.AsyncByteStream):
