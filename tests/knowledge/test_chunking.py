@@ -255,8 +255,10 @@ def test_an_array_of_500_records_is_batched_and_titled_by_id() -> None:
 
 
 def test_records_without_ids_are_titled_by_name_else_by_index_range() -> None:
-    named = [{"name": name, "bio": "b" * 1500} for name in ("alice", "bob", "carol", "dave")]
-    titles = [c.title for c in chunk_json(json.dumps({"people": named}))]
+    # Records under json_.RECORD_BYTES, so they batch (larger ones stand alone, see
+    # test_chunking_json_records.py).
+    named = [{"name": name, "bio": "b" * 400} for name in ("alice", "bob", "carol", "dave")]
+    titles = [c.title for c in chunk_json(json.dumps({"people": named}), 1024)]
     assert titles == ["people > alice, bob", "people > carol, dave"]
     plain = [["row", i, "x" * 100] for i in range(60)]
     titles = [c.title for c in chunk_json(json.dumps(plain), 1024)]
