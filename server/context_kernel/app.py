@@ -94,7 +94,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     def spawn(fn: Callable[[], Awaitable[None]]) -> None:
         tg.start_soon(fn)
 
-    guard = DenyGuard(settings.project_dir, settings.user_home)
+    guard = DenyGuard(settings.project_dir, settings.user_home, settings.claude_settings)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
                                  search_budget=settings.search_budget, guard=guard, spawn=spawn)
     service = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,

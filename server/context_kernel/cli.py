@@ -76,6 +76,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         fetch_proxy=_fetch_proxy(env),
         base_env=dict(env),
         user_home=Path.home(),
+        claude_settings=Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json",
     )
 
 

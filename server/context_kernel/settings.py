@@ -53,6 +53,8 @@ class Settings:
     """Variables added to every kernel's environment (after scrubbing)."""
     user_home: Path | None = None
     """The user's home directory (global client settings, deny rules); None: do not look there."""
+    claude_settings: Path | None = None
+    """Claude Code's global settings file (deny rules); None: `~/.claude/settings.json` under user_home."""
     base_env: dict[str, str] | None = None
     """The environment kernels inherit, before scrubbing; None means the server's own."""
 

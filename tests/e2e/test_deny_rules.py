@@ -86,3 +86,23 @@ async def test_a_denied_call_is_recorded_as_refused(guarded_client: Client, guar
     cells = [c for nb in notebooks for c in json.loads(nb.read_text())["cells"]]
     refused = [c for c in cells if c["cell_type"] == "markdown" and "Bash(rm -rf *)" in "".join(c["source"])]
     assert refused
+
+
+async def test_indexing_a_directory_leaves_out_files_a_read_rule_denies(guarded_client: Client, project: Path) -> None:
+    (project / "notes.md").write_text("# Notes\n\nThe deploy uses blue-green switching.\n")
+    result = await guarded_client.call_tool("ctx_index", {"path": "."})
+    assert not result.is_error
+    assert "1 denied by a Read rule" in text_of(result)
+    found = text_of(await guarded_client.call_tool("ctx_search", {"queries": ["API_KEY abc123456789"]}))
+    assert "(no results)" in found  # the reply only echoes the query: .env was never indexed
+    notes = text_of(await guarded_client.call_tool("ctx_search", {"queries": ["blue-green deploy"]}))
+    assert "blue-green" in notes
+
+
+async def test_claude_config_dir_moves_the_user_rules(tmp_path: Path, project: Path) -> None:
+    moved = tmp_path / "claude-config" / "settings.json"
+    _deny(moved, "Bash(shutdown:*)")
+    settings = make_settings(tmp_path, project, user_home=tmp_path / "nobody", claude_settings=moved)
+    async with Client(create_server(settings)) as c:
+        result = await c.call_tool("ctx_execute", {"language": "shell", "code": "shutdown -h now"})
+        assert result.is_error and "Bash(shutdown:*)" in text_of(result)

@@ -129,6 +129,12 @@ class KnowledgeService:
         found = await self._db.run(lambda: walk(real, include=include, exclude=exclude, max_depth=max_depth,
                                                 max_files=max_files, respect_gitignore=respect_gitignore))
         report.skipped = found.skipped
+        if self._guard is not None:
+            # A directory may hold files a Read rule denies (`.env`): leave them out, and say so.
+            allowed = [f for f in found.files if self._guard.path_denied_by(str(f)) is None]
+            if len(allowed) < len(found.files):
+                report.skipped = {**report.skipped, "denied by a Read rule": len(found.files) - len(allowed)}
+            found.files[:] = allowed
         report.root_label = source or self._relative(real)
         labelled = [(f, f"{source}/{f.relative_to(real)}" if source else self._relative(f)) for f in found.files]
         # Files go in batches of a few MB per transaction: one FTS5 segment per batch, not per file.

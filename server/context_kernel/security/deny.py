@@ -13,6 +13,8 @@ Rule syntax (from the page above):
   and `ls -la`, not `lsof`). `Bash(git push:*)` is the older prefix form: `git push`, alone or
   followed by a space and anything; `git pushall` is not matched. (When the prefix ends in a
   non-word character, e.g. `curl http://x/:*`, it is a plain prefix, as the docs' example shows.)
+  Each simple command is tried without its wrappers and redirections (`sudo rm x > log` is `rm x`)
+  and also as written with its wrappers, so `Bash(sudo:*)` denies `sudo rm x`.
 - `Read(glob)`: gitignore-style globs. `//path` is absolute, `~/path` is under the home directory,
   `/path` and `./path` are relative to the project root (as is any pattern with a `/` inside),
   and a bare name (`.env`, `*.pem`) matches at any depth. `*` stays inside one directory, `**`
@@ -138,11 +140,13 @@ class DenyRules:
         if not self._bash:
             return None
         for cmd in shell.commands(command):
-            for form in cmd.forms():
-                for rule, pattern in self._bash:
-                    if pattern.fullmatch(form):
-                        reason = _shell_reason(rule.text, rule.source, f"`{cmd.text}` matches it")
-                        return Denial(rule.text, cmd.text, reason, rule.source)
+            # The command without its wrappers first, then as written with them (`Bash(sudo:*)`).
+            for variant in (cmd, *cmd.outer):
+                for form in variant.forms():
+                    for rule, pattern in self._bash:
+                        if pattern.fullmatch(form):
+                            reason = _shell_reason(rule.text, rule.source, f"`{variant.text}` matches it")
+                            return Denial(rule.text, variant.text, reason, rule.source)
         return None
 
     def check_code(self, language: str, code: str) -> Denial | None:

@@ -5,7 +5,8 @@ cell went through, so each language's usual ways of starting a process are recog
 command they are given is rebuilt from the literals in the call:
 
 - python: `os.system`, `os.popen`, `subprocess.run/call/check_call/check_output/Popen/getoutput`
-  (string, or list joined into a command line), `pty.spawn`, `os.exec*`, asyncio's
+  (string, or list joined into a command line), `pty.spawn`, `os.exec*`, `os.spawn*`,
+  `os.posix_spawn[p]`, asyncio's
   `create_subprocess_shell/exec`, and IPython's `!cmd`, `x = !cmd`, `%sx`, `%system`, `%%bash`,
   `%%sh`, `%%script bash` (the python kernel is IPython);
 - javascript/typescript: `exec/execSync/spawn/spawnSync/execFile/execFileSync` (any object or
@@ -241,6 +242,9 @@ _TABLE: dict[str, list[_Call]] = {
                _FIRST, prefix=r"(?<![\w.])"),
         _calls(r"create_subprocess_exec", _ARGV),
         _calls(r"os\.exec[lv]p?e?", _ARGV, (1, None)),
+        # os.spawn*(mode, path, args...) and os.posix_spawn[p](path, argv, env): argv after the path.
+        _calls(r"(?:os\.)?spawn[lv]p?e?", _ARGV, (2, None)),
+        _calls(r"(?:os\.)?posix_spawnp?", _ARGV, (1, 2)),
     ],
     "javascript": [
         _calls(r"execSync|exec|execaCommand|execaCommandSync", _FIRST),

@@ -16,10 +16,12 @@ USER_SETTINGS = Path(".claude") / "settings.json"
 
 
 class DenyGuard:
-    def __init__(self, project_dir: Path, user_home: Path | None) -> None:
+    def __init__(self, project_dir: Path, user_home: Path | None, user_settings: Path | None = None) -> None:
+        """`user_settings`: Claude Code's global settings file (CLAUDE_CONFIG_DIR moves it; the CLI
+        decides); by default `~/.claude/settings.json` under `user_home`."""
         self._project_dir = project_dir
         self._user_home = user_home
-        self._user_settings = user_home / USER_SETTINGS if user_home else None
+        self._user_settings = user_settings or (user_home / USER_SETTINGS if user_home else None)
         self._files = [project_dir / LOCAL_SETTINGS, project_dir / PROJECT_SETTINGS]
         if self._user_settings is not None:
             self._files.append(self._user_settings)
@@ -52,6 +54,11 @@ class DenyGuard:
 
     def check_path(self, path: str) -> None:
         _raise(self.rules.check_path(path, self._project_dir, self._user_home))
+
+    def path_denied_by(self, path: str) -> str | None:
+        """The Read rule that denies `path`, or None: for filtering the files of a directory."""
+        denial = self.rules.check_path(path, self._project_dir, self._user_home)
+        return denial.rule if denial else None
 
 
 def _raise(denial: Denial | None) -> None:

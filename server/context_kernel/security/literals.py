@@ -26,10 +26,25 @@ class Literal:
     """str | shell (runs when evaluated: ruby/perl/php backticks) | words (%w[], qw())"""
 
 
+# `\x72`, `\x{72}`, `\u0072`, `\u{72}`, `\U00000072` and octal `\162` name a character: "\x72m" is "rm".
+_ESCAPE = re.compile(r"\\(x\{[0-9A-Fa-f]{1,6}\}|x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|"
+                     r"U[0-9A-Fa-f]{8}|[0-7]{1,3}|.)", re.DOTALL)
+
+
 def _decode(body: str) -> str:
     """Backslash escapes, as most languages read them in double quotes."""
     simple = {"n": "\n", "t": "\t", "r": "\r", "0": "", "a": "", "e": "", "v": "", "f": ""}
-    return re.sub(r"\\(.)", lambda m: simple.get(m.group(1), m.group(1)), body, flags=re.DOTALL)
+
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if len(esc) > 1 and esc[0] in "xuU":
+            code = int(esc[1:].strip("{}"), 16)
+            return chr(code) if 0 < code <= 0x10FFFF else ""
+        if len(esc) > 1 or esc in "1234567":
+            return chr(int(esc, 8))
+        return simple.get(esc, esc)
+
+    return _ESCAPE.sub(one, body)
 
 
 def _quoted(code: str, i: int, quote: str, *, escapes: bool = True, doubled: bool = False) -> tuple[str, int]:

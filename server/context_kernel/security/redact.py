@@ -20,8 +20,9 @@ Decisions, so that ordinary text survives:
 Forms handled in text: `key=value`, `key: value`, `key := value`, `"key": "value"`,
 `'key' => 'value'`, `--key value`, `--key=value`, `Authorization: Bearer x` (the scheme is kept)
 and `Cookie: a=b; c=d` (as HTTP headers, to the end of the line or a closing quote),
-`Bearer <token>`, URLs with `user:password@` (the user is kept), and every
-occurrence of the given secret values. Values are replaced by `[REDACTED]`.
+`Bearer <token>`, URLs with `user:password@` (the user is kept, and may be empty), every
+occurrence of the given secret values, and a prefix of one cut off by clipping (before "…"). A
+quoted value with no closing quote runs to the end of the text. Values are replaced by `[REDACTED]`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from typing import Any
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
+CLIP_MARK = "…"
+"""What `session.text.clip` appends where it cut a text: a secret value may end right before it."""
 
 _CONTAINS = ("secret", "password", "passwd", "passphrase", "credential", "apikey", "privatekey", "accesskey")
 _PARTS = frozenset({"auth", "authorization", "cookie", "cookies"})
@@ -70,19 +73,23 @@ def secret_env_values(env: Mapping[str, str]) -> list[str]:
 # --- text ----------------------------------------------------------------------------------------
 
 _KEY = r"[A-Za-z_][A-Za-z0-9_.-]*"
-_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+):([^\s@/]+)@")
+# The user may be empty: `redis://:password@host` is Redis's usual form.
+_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*):([^\s@/]+)@")
 _HEADER = re.compile(
     r"(?im)\b((?:proxy-)?authorization|(?:set-)?cookie)(\s*:[ \t]*)"
     r"((?:(?:Bearer|Basic|Token|Digest|Negotiate|Bot)[ \t]+)?)([^\r\n]+)"
 )
+# A quoted value whose closing quote is missing runs to the end of the text: event text is clipped
+# before it is redacted (`text.clip` cuts the closing quote off and appends "…"), and users leave
+# quotes open. Over-redacting the rest of a clipped text is the safe side.
 _QUOTED_PAIR = re.compile(
-    r"([\"'])(" + _KEY + r")\1(\s*(?::|=>|=)\s*)([\"'])((?:\\.|(?!\4)[^\\])*)\4", re.DOTALL
+    r"([\"'])(" + _KEY + r")\1(\s*(?::|=>|=)\s*)([\"'])((?:\\.|(?!\4)[^\\])*)(?:\4|\\?\Z)", re.DOTALL
 )
 _PAIR = re.compile(
     r"(?<![A-Za-z0-9_.-])(" + _KEY + r")(\s*(?::=|=|:(?!//))[ \t]*)"
-    r"(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|[^\s\"',;&<>{}\[\]()=|`]+)"
+    r"(\"(?:\\.|[^\"\\])*(?:\"|\\?\Z)|'(?:\\.|[^'\\])*(?:'|\\?\Z)|[^\s\"',;&<>{}\[\]()=|`]+)"
 )
-_FLAG = re.compile(r"(?<![\w-])(--?" + _KEY + r")([ \t]+|=)(\"[^\"]*\"|'[^']*'|[^\s\"'-][^\s\"']*)")
+_FLAG = re.compile(r"(?<![\w-])(--?" + _KEY + r")([ \t]+|=)(\"[^\"]*(?:\"|\Z)|'[^']*(?:'|\Z)|[^\s\"'-][^\s\"']*)")
 _BEARER = re.compile(r"\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})")
 _NOT_DATA = frozenset({"none", "null", "nil", "true", "false", "undefined"})
 
@@ -103,7 +110,20 @@ def _redact_values(text: str, secret_values: Iterable[str]) -> str:
     if not values:
         return text
     # One alternation, longest first, scanned left to right: no value survives in unreplaced text.
-    return re.sub("|".join(re.escape(v) for v in values), REDACTED, text)
+    text = re.sub("|".join(re.escape(v) for v in values), REDACTED, text)
+    return _redact_clipped(text, values) if CLIP_MARK in text else text
+
+
+def _redact_clipped(text: str, values: list[str]) -> str:
+    """A value cut short by clipping survives as a prefix right before "…": redact a prefix of at
+    least MIN_SECRET_LENGTH characters there (the longest one found)."""
+    pieces = text.split(CLIP_MARK)
+    for index, piece in enumerate(pieces[:-1]):
+        cut = max((next((k for k in range(min(len(v) - 1, len(piece)), MIN_SECRET_LENGTH - 1, -1)
+                         if piece.endswith(v[:k])), 0) for v in values), default=0)
+        if cut:
+            pieces[index] = piece[:-cut] + REDACTED
+    return CLIP_MARK.join(pieces)
 
 
 def _sub_keyed(pattern: re.Pattern[str], key_group: int, text: str,

@@ -7,33 +7,37 @@ outside quotes; `$(...)`, backticks (nested too), `<(...)` and `>(...)` are cut 
 their own; subshell parentheses and `{ ...; }` groups are taken apart; the bodies of `bash -c '...'`
 (and sh, zsh, dash, ksh) and of `eval` are split again.
 
-Each piece is then normalised (:func:`normalize`): leading `VAR=value` assignments, redirections,
-the wrappers `sudo`, `env`, `command`, `builtin`, `exec`, `time`, `nohup`, `nice`, `timeout` and
-the keywords `if then else elif do while until !` are dropped, and whitespace outside quotes is
-collapsed to one space.
+Each piece is then normalised (:func:`normalize`): leading `VAR=value` assignments, redirections
+(wherever they stand), the wrappers `sudo`, `env`, `command`, `builtin`, `exec`, `time`, `nohup`,
+`nice`, `timeout`, `xargs` and the keywords `if then else elif do while until ! coproc` are dropped, and
+whitespace outside quotes is collapsed to one space. The command as written with its wrappers is
+kept too (`Command.outer`), so a rule on the wrapper itself (`Bash(sudo:*)`) still matches; the
+command given to `find -exec` is opened like a `bash -c` body.
 
 Limits, on purpose (this is a guard against accidents and sloppy agents, not a sandbox):
 - heredoc bodies are split like commands, so text inside `cat <<EOF` can be denied (over-denies,
   never under-denies: `bash <<EOF` bodies *are* commands);
 - `case ... in a) ...` patterns confuse the parenthesis matching inside `$(...)`;
 - anything computed at run time (`$cmd`, `"r""m"` is handled but `$(printf rm)` is not resolved,
-  aliases, functions defined earlier, scripts run from files) cannot be seen.
+  aliases, functions defined earlier, scripts run from files) cannot be seen;
+- programs that run a command but are not wrappers here (`watch`, `flock`, `setsid`, `chroot`,
+  `ssh`, `su -c`, `busybox`, `parallel`) are matched as themselves.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_DEPTH = 32
 """Nesting depth ($(...) inside bash -c inside ...) past which the rest is flattened (quotes and
 substitution syntax dropped, then split once more) instead of parsed: it is still checked."""
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh"})
-_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "(", "}", ")"})
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "coproc", "{", "(", "}", ")"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
-_REDIRECTION = re.compile(r"\d*(?:[<>]&?|&>>?|>>|<<<?)")
+_REDIRECTION = re.compile(r"\d*(?:[<>]&?|&>>?|>>|>\||<>|<<<?)")
 _REDIRECTION_WITH_TARGET = re.compile(r"\d*(?:[<>]&?|&>>?|>>|>\||<<<?).+")
 
 
@@ -45,6 +49,9 @@ class Command:
     """Words joined by one space, quotes kept: what a rule is shown against."""
     words: tuple[str, ...]
     """The words with shell quoting removed (`r"m"` -> `rm`)."""
+    outer: tuple[Command, ...] = ()
+    """The same command with the wrappers that were dropped (`sudo rm x`, for `rm x`), outermost
+    first: a rule on a wrapper (`Bash(sudo:*)`) must match them."""
 
     def forms(self) -> tuple[str, ...]:
         """The spellings a deny rule is matched against: as written, unquoted, and with the
@@ -66,7 +73,13 @@ def split_commands(command: str) -> list[str]:
 def commands(command: str) -> list[Command]:
     """Every simple command `command` would run, normalised, `bash -c`/`eval` bodies included."""
     result: list[Command] = []
-    _collect(command, result, 0)
+    try:
+        _collect(command, result, 0)
+    except RecursionError:
+        # Quotes and substitutions nested deeper than Python's stack (`"$("$(`… thousands of times):
+        # the hook would answer neutrally and let a denied command through, so check the flattened
+        # pieces instead (no quotes, no substitution syntax left: nothing recurses).
+        result = [c for c in map(normalize, _flatten(command)) if c is not None]
     return result
 
 
@@ -84,19 +97,52 @@ def _collect(command: str, result: list[Command], depth: int) -> None:
 
 
 def _inner_scripts(words: tuple[str, ...]) -> list[str]:
-    """Scripts a command hands to another shell: `bash -c BODY`, `bash -lc BODY`, `eval ARGS`."""
+    """Scripts a command hands to another shell: `bash -c BODY`, `bash -lc BODY`, `eval ARGS`, and the
+    commands `find -exec/-execdir/-ok/-okdir CMD ;` runs."""
     if not words:
         return []
     program = words[0].rsplit("/", 1)[-1]
     if program == "eval":
         return [" ".join(words[1:])]
+    if program == "find":
+        return _find_commands(words)
     if program in _SHELLS:
-        for i, word in enumerate(words[1:], start=1):
-            if not word.startswith("-") or word.startswith("--"):
-                break  # the first operand is a script file; no -c after it counts
-            if "c" in word[1:] and i + 1 < len(words):
-                return [words[i + 1]]
+        # bash [--long-opts] [-abc… | +abc…] [-o opt] [-O shopt] [--] [-c] BODY: with -c anywhere among
+        # the options, BODY is the first word after all of them (`bash -c -x 'rm x'` runs `rm x`).
+        has_c, i = False, 1
+        while i < len(words):
+            word = words[i]
+            if word == "--":
+                i += 1
+                break
+            if word.startswith("--"):
+                i += 2 if word in _SHELL_LONG_WITH_VALUE else 1
+            elif word[:1] in "-+" and len(word) > 1:
+                has_c = has_c or (word[0] == "-" and "c" in word[1:])
+                i += 2 if word[-1] in "oO" else 1  # -o/-O (+o/+O) take the next word
+            else:
+                break  # the first operand: the body with -c, else a script file
+        if has_c and i < len(words):
+            return [words[i]]
     return []
+
+
+_SHELL_LONG_WITH_VALUE = frozenset({"--rcfile", "--init-file"})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def _find_commands(words: tuple[str, ...]) -> list[str]:
+    """`find . -exec rm -rf {} ;` runs `rm -rf {}`: each -exec's words up to `;` or `+`."""
+    found: list[str] = []
+    i = 1
+    while i < len(words):
+        if words[i] in _FIND_EXEC:
+            end = next((j for j in range(i + 1, len(words)) if words[j] in (";", "+")), len(words))
+            if end > i + 1:
+                found.append(shlex.join(words[i + 1:end]))
+            i = end
+        i += 1
+    return found
 
 
 # --- splitting -----------------------------------------------------------------------------
@@ -335,35 +381,105 @@ def words_of(piece: str) -> list[str]:
 
 
 def unquote(word: str) -> str:
-    """The word the program receives: quotes removed, backslash escapes applied."""
-    try:
-        parts = shlex.split(word, comments=False, posix=True)
-    except ValueError:  # unbalanced quote: strip what can be stripped
-        return word.replace("'", "").replace('"', "").replace("\\", "")
-    if word.startswith("$'"):
-        return word[2:-1] if word.endswith("'") else word[2:]
-    return " ".join(parts) if parts else ""
+    """The word the program receives: quotes removed, backslash escapes applied, ANSI-C `$'…'`
+    decoded (`$'\\x72m'` is `rm`), pieces glued (`r$'m'`); an unclosed quote runs to the end.
+
+    One pass: shlex builds a token a character at a time, quadratic on a long quoted argument
+    (1.5 MB took ~25 s, past a client's hook timeout)."""
+    out: list[str] = []
+    i, n = 0, len(word)
+    while i < n:
+        c = word[i]
+        if c == "\\":
+            out.append(word[i + 1:i + 2])
+            i += 2
+        elif c == "'":
+            end = _end_single(word, i + 1)
+            out.append(_body(word, i + 1, end, "'"))
+            i = end
+        elif c == "$" and word.startswith("$'", i):
+            end = _end_ansi(word, i + 2)
+            out.append(_ANSI_ESCAPE.sub(_ansi_char, _body(word, i + 2, end, "'")))
+            i = end
+        elif c == '"' or (c == "$" and word.startswith('$"', i)):  # $"…" is a translated "…"
+            start = i + 1 if c == '"' else i + 2
+            end = _end_double(word, start, [])
+            out.append(_DOUBLE_ESCAPE.sub(r"\1", _body(word, start, end, '"')))
+            i = end
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _body(word: str, start: int, end: int, closer: str) -> str:
+    """Text between a quote opened before `start` and its closer just before `end`, if it was closed."""
+    return word[start:end - 1] if end > start and word[end - 1] == closer else word[start:end]
+
+
+# Inside double quotes a backslash escapes only these; elsewhere it stays.
+_DOUBLE_ESCAPE = re.compile(r'\\([$`"\\\n])')
+_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def _ansi_char(m: re.Match[str]) -> str:
+    """One escape of bash's `$'…'` quoting (bash manual, "ANSI-C Quoting"); unknown ones stay."""
+    esc = m.group(1)
+    if esc[0] in "xuU" and len(esc) > 1:
+        code = int(esc[1:], 16)
+        return chr(code) if code <= 0x10FFFF else ""
+    if esc[0] in "01234567":
+        return chr(int(esc, 8) & 0xFF)
+    if esc[0] == "c" and len(esc) == 2:
+        return chr(ord(esc[1]) & 0x1F)
+    return _ANSI_SIMPLE.get(esc, "\\" + esc)
 
 
 def normalize(piece: str) -> Command | None:
-    """Drop assignments, redirections, wrappers and keywords at the start; None if nothing is left."""
+    """Drop assignments, redirections, wrappers and keywords at the start (redirections anywhere);
+    None if nothing is left. The wrapped forms are kept in `outer`."""
     raw = words_of(piece)
+    wrapped: list[list[str]] = []
     while raw:
         head = raw[0]
-        if head in _KEYWORDS or _ASSIGNMENT.match(head) or _REDIRECTION_WITH_TARGET.fullmatch(head):
-            raw = raw[1:]
-        elif _REDIRECTION.fullmatch(head):
+        if _REDIRECTION.fullmatch(head):  # a bare operator (`>`, `>|`): its target is the next word
             raw = raw[2:]
+        elif head in _KEYWORDS or _ASSIGNMENT.match(head) or _REDIRECTION_WITH_TARGET.fullmatch(head):
+            raw = raw[1:]
         else:
             stripped = _strip_wrapper(raw)
             if stripped is None:
                 break
+            wrapped.append(raw)
             raw = stripped
-    while raw and raw[-1] in ("}", ")"):
-        raw = raw[:-1]
-    if not raw:
+    inner = _command(raw)
+    if inner is None:
         return None
-    return Command(text=" ".join(raw), words=tuple(unquote(w) for w in raw))
+    outer = tuple(c for c in map(_command, wrapped) if c is not None)
+    return replace(inner, outer=outer) if outer else inner
+
+
+def _command(raw: list[str]) -> Command | None:
+    # Redirections may stand anywhere (`rm 2>/dev/null -rf x`); Claude Code matches rules on the
+    # command without them (its CHANGELOG, 1.0.123: "`Bash(python:*)` matches `python script.py >
+    # output.txt`", https://github.com/anthropics/claude-code), so they go wherever they are.
+    kept: list[str] = []
+    i = 0
+    while i < len(raw):
+        if _REDIRECTION.fullmatch(raw[i]):
+            i += 2
+        elif _REDIRECTION_WITH_TARGET.fullmatch(raw[i]):
+            i += 1
+        else:
+            kept.append(raw[i])
+            i += 1
+    while kept and kept[-1] in ("}", ")"):
+        kept = kept[:-1]
+    if not kept:
+        return None
+    return Command(text=" ".join(kept), words=tuple(unquote(w) for w in kept))
 
 
 # Options of each wrapper that take a separate argument (`sudo -u root rm` -> `rm`).
@@ -380,6 +496,9 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
     "ionice": frozenset({"-c", "-n", "-p"}),
+    # xargs runs its arguments as a command (Claude Code strips a bare xargs; with options it is as much a wrapper).
+    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
+                        "--max-procs", "--max-chars", "--process-slot-var"}),
 }
 
 

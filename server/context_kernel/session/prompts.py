@@ -15,8 +15,9 @@ from .text import SCAN_CHARS, clip, one_line
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _LEAD_IN = re.compile(r"^(?:(?:ok(?:ay)?|so|and|also|but|please|then|yes|yeah|great|thanks|from now on|"
                       r"going forward|in (?:the )?future|for this project|for now)\b[,:;!.]?\s*)+", re.IGNORECASE)
-# Imperatives that set a standing rule when they open a sentence ("Never commit to main.").
-_DECISION_START = re.compile(r"^(?:don'?t|do not|never|always|prefer|avoid|make sure to|must|no need to|"
+# Imperatives that set a standing rule when they open a sentence ("Never commit to main."; "Never mind"
+# takes something back, it sets nothing).
+_DECISION_START = re.compile(r"^(?:don'?t|do not|never(?!\s+mind\b)|always|prefer|avoid|make sure to|must|no need to|"
                              r"only use|keep using|stick (?:with|to)|switch to|go with)\b", re.IGNORECASE)
 _DECISION_ANY = re.compile(
     r"\blet'?s (?:not\b|use|go with|switch to|stick (?:with|to)|keep|adopt|drop|move to|call it|name it)\b"

@@ -29,7 +29,8 @@ def shell_events(command: str, cwd: str | None) -> list[Event]:
             if what:
                 events.append(Event("git", "environment", what))
         elif name in ("cd", "pushd"):
-            target = next((t for t in tokens[1:] if not t.startswith("-")), "~")
+            # `cd -` goes back to the previous directory; other dashes are options (-P, -L).
+            target = next((t for t in tokens[1:] if t == "-" or not t.startswith("-")), "~")
             events.append(Event("cwd", "environment", relative_path(target, cwd)))
         elif _is_install(tokens):
             events.append(Event("env", "environment", clip(" ".join(tokens), 200)))

@@ -14,7 +14,9 @@ and that stdout is not redirected to a file (> f, >> f, &> f, > /dev/null; 2>...
 every later stage of the pipe only passes the page on unchanged: cat, tee, less, more, bat,
 jq / jq . , json_pp, python -m json.tool, html2text, pandoc. Any other stage (head, grep, wc,
 sed, jq '.field', sh, tar …) means the agent filters or executes the page: not redirected.
-Commands the shell cannot parse (unbalanced quotes) are never redirected.
+Commands the shell cannot parse (unbalanced quotes) are never redirected, nor is a logical line
+longer than MAX_LINE characters (after heredoc bodies are set aside): that is a script or data, not a
+page fetch, and shlex is quadratic on a long token (1.5 MB took ~25 s, past a client's hook timeout).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ _CURL_VALUE_FLAGS = set("AbcCdDeEFHKmoPQrtTuUwxXyYz")
 _WGET_VALUE_FLAGS = set("OoaeiBtTwPUlARDIXQ")
 _HTTPIE_VALUE_FLAGS = set("aApo")
 _PASS_THROUGH = {"cat", "tee", "less", "more", "bat", "batcat", "json_pp", "html2text", "pandoc"}
+MAX_LINE = 32_768
 
 
 @lru_cache(maxsize=1)
@@ -70,6 +73,8 @@ def find_printing_fetch(command: str) -> PrintingFetch | None:
         return None  # fast path: nothing that can fetch
     text, heredocs = _set_heredocs_aside(command)
     for line in _logical_lines(text):
+        if len(line) > MAX_LINE:
+            continue
         try:
             lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
             lexer.whitespace_split = True

@@ -19,6 +19,11 @@ from pathlib import Path
 
 from .model import Event
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; there a drain racing an append can still lose that append
+    fcntl = None  # type: ignore[assignment]
+
 
 def spool_dir(home: Path) -> Path:
     return home / "spool"
@@ -42,15 +47,49 @@ def append(home: Path, client: str, session_id: str, events: Iterable[Event]) ->
         lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
     if not lines:
         return 0
+    # "replace": JSON input may carry a lone surrogate (`\ud800`), which UTF-8 cannot encode; one odd
+    # character must not cost the call's events.
+    data = "".join(lines).encode("utf-8", "replace")
     path = _file_for(home, session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # One write call with O_APPEND: concurrent hooks of the same session never interleave lines.
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    while True:
+        # One write call with O_APPEND: concurrent hooks of the same session never interleave lines.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            # `drain` renames the file, then waits for LOCK_EX before reading it. A hook that opened the
+            # old name must not write after that read (its lines would be deleted with the taken file):
+            # it writes under LOCK_SH, and only while the name still leads to the file it opened.
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+                if not _still_named(fd, path):
+                    continue  # taken meanwhile: open the new file under the name
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        return len(lines)
+
+
+def _still_named(fd: int, path: Path) -> bool:
     try:
-        os.write(fd, "".join(lines).encode("utf-8"))
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def _wait_for_writers(path: Path) -> None:
+    """Block until hooks that opened `path` under its old name have finished their write."""
+    if fcntl is None:
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held for one write at most; released by close
     finally:
         os.close(fd)
-    return len(lines)
 
 
 def _claimable(path: Path) -> bool:
@@ -90,6 +129,7 @@ def drain(home: Path) -> Iterator[tuple[Path, list[dict]]]:
             os.replace(path, taken)
         except FileNotFoundError:
             continue  # another process took it
+        _wait_for_writers(taken)
         rows = []
         for line in taken.read_text(encoding="utf-8", errors="replace").splitlines():
             try:

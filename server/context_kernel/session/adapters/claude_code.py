@@ -60,6 +60,10 @@ def parse(event_name: str, payload: dict[str, Any]) -> HookCall:
 
 
 def can_add_context(call: HookCall) -> bool:
+    if call.client == copilot.NAME:
+        # VS Code running these hooks: its UserPromptSubmit takes the common output only, so text put
+        # there is dropped (and a one-time restore after PreCompact would be spent on it).
+        return copilot.can_add_context(call)
     return call.event in ("pre_tool", "post_tool", "prompt", "session_start")
 
 
