@@ -121,3 +121,12 @@ def test_the_real_session_fits_a_2kb_injection_with_its_searches() -> None:
     root = ET.fromstring(snapshot_part(guide))
     assert root.find("files") is not None and root.find("dropped") is not None
     assert any("totals.py" in q for queries in search_calls(guide) for q in queries)
+
+
+def test_a_long_first_search_does_not_crowd_out_the_other_two() -> None:
+    # Found by the property above: XML escaping makes '<' names 4x bigger in the snapshot, and a
+    # long first search line used to take the room the other two searches' short forms needed.
+    events = [Event(type="file_edit", category="files", data="<" * n) for n in range(1, 40)]
+    guide = resume_guide(build_snapshot(events, session_id="s"), events, session_id="s", budget=1024)
+    assert len(guide.encode("utf-8")) <= 1024
+    assert len(search_calls(guide)) >= 3

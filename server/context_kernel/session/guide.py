@@ -63,17 +63,21 @@ def resume_guide(snapshot_xml: str, events: Sequence[Event], *, session_id: str,
     intro = "Search the session before asking the user again:"
     calls = [(_search_call(q), _search_call(q[:1])) for q in search_queries(events)]
     # Room for the first three searches, in their one-query form if need be, comes before the snapshot.
-    reserved = _size(header) + _size(intro) + sum(_size(short) + 1 for _, short in calls[:3]) + 2
+    # (+3: the newlines after header, snapshot and intro.)
+    reserved = _size(header) + _size(intro) + sum(_size(short) + 1 for _, short in calls[:3]) + 3
     room = min(SNAPSHOT_MAX, budget - reserved)
     if not snapshot_xml.strip() or _size(snapshot_xml) > room:
         snapshot_xml = build_snapshot(events, session_id=session_id, budget=max(MIN_BUDGET, room))
     parts = [header, snapshot_xml, intro]
     used = sum(_size(p) + 1 for p in parts)
-    for full, short in calls[:5]:
-        line = full if used + _size(full) + 1 <= budget else short  # one query still points the way
-        if used + _size(line) + 1 <= budget:
-            parts.append(line)
-            used += _size(line) + 1
+    for i, (full, short) in enumerate(calls[:5]):
+        # A long first search must not crowd out the one-query forms still owed to the first three.
+        owed = sum(_size(s) + 1 for _, s in calls[i + 1:3])
+        for line in (full, short):  # one query still points the way
+            if used + _size(line) + 1 + owed <= budget:
+                parts.append(line)
+                used += _size(line) + 1
+                break
     return "\n".join(parts)
 
 
