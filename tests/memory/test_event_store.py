@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from context_kernel.session import spool
 from context_kernel.session.memory import Memory, source_label
 from context_kernel.session.model import Event
@@ -116,3 +118,29 @@ def test_liveness_is_per_project_and_ignores_dead_servers(tmp_path: Path) -> Non
     (liveness.servers_dir(home) / dead.stdout.strip()).write_text(str(project))
     assert not liveness.server_alive(home, project)
     assert not list(liveness.servers_dir(home).iterdir())  # the stale file was removed
+
+
+@pytest.mark.anyio
+async def test_purging_a_project_removes_its_hook_memory_and_keeps_other_projects(tmp_path: Path) -> None:
+    from mcp.client.client import Client
+
+    from context_kernel.tools.server import create_server
+    from tests.conftest import make_settings, text_of
+
+    project, other = tmp_path / "project", tmp_path / "other"
+    for p in (project, other):
+        p.mkdir()
+    settings = make_settings(tmp_path, project)
+    spool.append(settings.home, "claude-code", "mine", [Event("file_edit", "files", "src/secret_plan.py")],
+                 project=str(project.resolve()))
+    spool.append(settings.home, "claude-code", "theirs", [Event("file_edit", "files", "lib/other_plan.py")],
+                 project=str(other.resolve()))
+    async with Client(create_server(settings)) as client:
+        before = text_of(await client.call_tool("ctx_search", {"queries": ["secret_plan"], "source": "session-events"}))
+        assert "src/secret_plan.py" in before
+        done = text_of(await client.call_tool("ctx_purge", {"confirm": True, "scope": "project"}))
+        assert "1 hook events" in done
+        after = text_of(await client.call_tool("ctx_search", {"queries": ["secret_plan"], "source": "session-events"}))
+        assert "src/secret_plan.py" not in after
+        kept = text_of(await client.call_tool("ctx_search", {"queries": ["other_plan"], "source": "session-events"}))
+        assert "session-events:theirs" in kept  # still indexed (its text was already sent above)

@@ -78,7 +78,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
                                      can_nudge=adapter.can_add_context(call), user_home=user_home(env))
         answer = routing.decide(call, ctx)
     elif call.event in ("post_tool", "prompt"):
-        record(home, call, env)  # nothing to answer: these events only feed session memory
+        record(home, call, env, project)  # nothing to answer: these events only feed session memory
     elif call.event == "pre_compact":
         from .memory import on_pre_compact  # SQLAlchemy: only for this rare event
 
@@ -89,7 +89,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
 
         nudges.prune(home)
         try:
-            record(home, call, env)  # cwd, resume… : recorded, but never at the cost of the guide
+            record(home, call, env, project)  # cwd, resume… : recorded, but never at the cost of the guide
         except Exception as exc:  # noqa: BLE001
             log(home, f"{call.client} {event} recording failed: {_summary(exc)}")
         if call.source in ("compact", "resume"):
@@ -145,7 +145,7 @@ def project_dir(call: HookCall, env: dict[str, str]) -> Path:
     return cwd or Path(os.getcwd())
 
 
-def record(home: Path, call: HookCall, env: dict[str, str]) -> int:
+def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None = None) -> int:
     """Extract the call's events, redact them and append them to the session's spool."""
     try:
         from .extract import events_from
@@ -163,7 +163,9 @@ def record(home: Path, call: HookCall, env: dict[str, str]) -> int:
     clean = [replace(ev, data=redact_text(ev.data, secrets)) for ev in events]
     from . import spool
 
-    return spool.append(home, call.client, call.session_id, clean)
+    # Resolved like the server's own project dir, so purging the project finds these events.
+    return spool.append(home, call.client, call.session_id, clean,
+                        project=str(project.resolve()) if project else None)
 
 
 def user_home(env: dict[str, str]) -> Path:

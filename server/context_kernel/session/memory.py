@@ -54,19 +54,19 @@ class Memory:
         kept: dict[str, int] = {}
         repo = self.events_repo
         for taken, rows in spool.drain(self.home):
-            by_session: dict[tuple[str, str | None], list[NewEvent]] = {}
+            by_session: dict[tuple[str, str | None, str | None], list[NewEvent]] = {}
             for row in rows:
                 try:
                     category = str(row["category"])
                     ev = NewEvent(type=str(row["type"]), category=category,
                                   priority=int(row.get("priority") or PRIORITY.get(category, 4)),
                                   data=str(row["data"]), created_at=float(row.get("time") or time.time()))
-                    key = (str(row["session_id"]), row.get("client"))
+                    key = (str(row["session_id"]), row.get("client"), row.get("project"))
                 except (KeyError, TypeError, ValueError):
                     continue  # a malformed line must not block the rest
                 by_session.setdefault(key, []).append(ev)
-            for (session_id, client), events in by_session.items():
-                kept[session_id] = kept.get(session_id, 0) + repo.add(session_id, client, events)
+            for (session_id, client, project), events in by_session.items():
+                kept[session_id] = kept.get(session_id, 0) + repo.add(session_id, client, events, project_dir=project)
             # Deleted only after the rows are committed: a crash in between re-reads the file
             # (dedup against the last events makes the replay harmless).
             taken.unlink(missing_ok=True)
@@ -80,7 +80,8 @@ class Memory:
                         content=r.data, kind="prose") for r in rows]
         size = sum(len(r.data.encode()) for r in rows)
         KnowledgeRepository(self.engine).replace_sources([SourceSpec(
-            label=source_label(session_id), kind=SOURCE_PREFIX, chunks=chunks, size=size, session_id=session_id)])
+            label=source_label(session_id), kind=SOURCE_PREFIX, chunks=chunks, size=size, session_id=session_id,
+            project_dir=self.events_repo.project_of(session_id))])
 
     def events(self, session_id: str) -> list[Event]:
         return [to_event(r) for r in self.events_repo.events(session_id)]

@@ -35,8 +35,11 @@ def _file_for(home: Path, session_id: str) -> Path:
     return spool_dir(home) / f"{digest}.jsonl"
 
 
-def append(home: Path, client: str, session_id: str, events: Iterable[Event]) -> int:
-    """Append events (already redacted) for a session; returns how many were written."""
+def append(home: Path, client: str, session_id: str, events: Iterable[Event], project: str | None = None) -> int:
+    """Append events (already redacted) for a session; returns how many were written.
+
+    `project`: the project directory the hook resolved, so purging a project removes its events.
+    """
     now = time.time()
     lines = []
     for ev in events:
@@ -44,6 +47,7 @@ def append(home: Path, client: str, session_id: str, events: Iterable[Event]) ->
         row["time"] = ev.time or now
         row["client"] = client
         row["session_id"] = session_id
+        row["project"] = project
         lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
     if not lines:
         return 0

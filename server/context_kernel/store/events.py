@@ -61,7 +61,7 @@ class EventRepository:
         self.engine = engine
 
     def add(self, session_id: str, client: str | None, events: Sequence[NewEvent],
-            max_events: int = MAX_EVENTS_PER_SESSION) -> int:
+            max_events: int = MAX_EVENTS_PER_SESSION, project_dir: str | None = None) -> int:
         """Store events not repeating one of the last five; evict beyond the cap. Returns how many were kept."""
         with self.engine.begin() as conn:
             recent = [(r.type, r.data) for r in conn.execute(text(
@@ -74,10 +74,10 @@ class EventRepository:
                 if key in recent[-DEDUP_WINDOW:]:
                     continue
                 conn.execute(text(
-                    "INSERT INTO session_events (session_id, client, type, category, priority, data, created_at) "
-                    "VALUES (:s, :c, :t, :cat, :p, :d, :at)"),
+                    "INSERT INTO session_events (session_id, client, type, category, priority, data, created_at, "
+                    "project_dir) VALUES (:s, :c, :t, :cat, :p, :d, :at, :proj)"),
                     {"s": session_id, "c": client, "t": ev.type, "cat": ev.category, "p": ev.priority,
-                     "d": ev.data, "at": ev.created_at})
+                     "d": ev.data, "at": ev.created_at, "proj": project_dir})
                 recent.append(key)
                 kept += 1
             _evict(conn, session_id, max_events)
@@ -115,6 +115,25 @@ class EventRepository:
         with self.engine.begin() as conn:
             conn.execute(text("UPDATE session_resume SET consumed_at = :t WHERE session_id = :s"),
                          {"t": time.time(), "s": session_id})
+
+    def project_of(self, session_id: str) -> str | None:
+        """The project of the session's latest event that names one."""
+        with self.engine.connect() as conn:
+            return conn.execute(text(
+                "SELECT project_dir FROM session_events WHERE session_id = :s AND project_dir IS NOT NULL "
+                "ORDER BY id DESC LIMIT 1"), {"s": session_id}).scalar()
+
+    def purge_project(self, project_dir: str) -> int:
+        """Delete the session memory (events, snapshots) of every client session of a project."""
+        with self.engine.begin() as conn:
+            sessions = [r[0] for r in conn.execute(text(
+                "SELECT DISTINCT session_id FROM session_events WHERE project_dir = :p"), {"p": project_dir})]
+            removed = 0
+            for sid in sessions:
+                removed += conn.execute(text("DELETE FROM session_events WHERE session_id = :s"),
+                                        {"s": sid}).rowcount or 0
+                conn.execute(text("DELETE FROM session_resume WHERE session_id = :s"), {"s": sid})
+        return removed
 
     def delete_session(self, session_id: str) -> int:
         with self.engine.begin() as conn:

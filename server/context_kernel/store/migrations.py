@@ -196,8 +196,15 @@ def _m004_deferred_trigram(conn: Connection) -> None:
         END"""))
 
 
+def _m005_event_projects(conn: Connection) -> None:
+    # Which project a hook event belongs to (the hook resolves it), so ctx_purge(scope="project")
+    # removes the project's session memory with the rest of its data.
+    conn.execute(text("ALTER TABLE session_events ADD COLUMN project_dir TEXT"))
+    conn.execute(text("CREATE INDEX session_events_project ON session_events(project_dir)"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
-    _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram,
+    _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
 ]
 
 

@@ -93,6 +93,11 @@ async def ctx_purge(
     if not confirm:
         return _text("nothing deleted: pass confirm=true to purge", True)
     app = await holder.get()
+    events = 0
+    if scope == "project":
+        await app.db.run(app.memory.ingest)  # spooled hook events too
+        events = await app.db.run(app.events.purge_project, str(holder.settings.project_dir))
     counts = await app.knowledge.purge(scope=scope, session_id=sessionId or session.id)
-    return _text(f"Purged {counts['sources']} indexed sources, {counts['executions']} execution records and "
+    memory = f", {events} hook events" if scope == "project" else ""
+    return _text(f"Purged {counts['sources']} indexed sources, {counts['executions']} execution records{memory} and "
                  f"{counts['sessions']} session(s) ({scope} scope).")
