@@ -144,3 +144,20 @@ async def test_purging_a_project_removes_its_hook_memory_and_keeps_other_project
         assert "src/secret_plan.py" not in after
         kept = text_of(await client.call_tool("ctx_search", {"queries": ["other_plan"], "source": "session-events"}))
         assert "session-events:theirs" in kept  # still indexed (its text was already sent above)
+
+
+def test_a_reused_pid_does_not_look_like_a_live_server(tmp_path: Path) -> None:
+    from context_kernel.session import liveness
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    marker = liveness.mark_alive(home, project)
+    assert "start=" in marker.read_text()  # Linux: the process start time is recorded
+    assert liveness.server_alive(home, project)
+    # Same pid, another start time: what a crashed server's file looks like once the pid is reused.
+    marker.write_text(f"{project}\nstart=1\n")
+    assert not liveness.server_alive(home, project)
+    assert not marker.exists()
+    # A file from before start times were recorded still counts while its pid lives.
+    marker.write_text(f"{project}")
+    assert liveness.server_alive(home, project)

@@ -15,12 +15,38 @@ def servers_dir(home: Path) -> Path:
     return home / "servers"
 
 
+def _start_time(pid: int) -> str | None:
+    """When the process started (Linux /proc, clock ticks since boot); None where unknown.
+
+    A pid alone is not an identity: after a crash the number can be reused by any process, which
+    would make a dead server look alive. The start time tells the two apart.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()  # the command name before ")" may contain spaces
+    return fields[19] if len(fields) > 19 else None  # field 22 of proc(5); fields here start at 3
+
+
 def mark_alive(home: Path, project_dir: Path | None = None) -> Path:
     """Record this process as a live server; returns the file to remove at exit."""
     path = servers_dir(home) / str(os.getpid())
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(str(project_dir or ""), encoding="utf-8")
+    started = _start_time(os.getpid())
+    path.write_text(f"{project_dir or ''}\n" + (f"start={started}\n" if started else ""), encoding="utf-8")
     return path
+
+
+def _read(entry: Path) -> tuple[str, str | None] | None:
+    """(project, start time) recorded in a server file; None if it cannot be read."""
+    try:
+        lines = entry.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    project = lines[0].strip() if lines else ""
+    start = next((line[6:].strip() for line in lines[1:] if line.startswith("start=")), None)
+    return project, start
 
 
 def clear(path: Path) -> None:
@@ -37,14 +63,10 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _serves(entry: Path, project_dir: Path | None) -> bool:
-    """Does the server of this file serve `project_dir`? One that recorded no project serves any."""
+def _serves(served: str, project_dir: Path | None) -> bool:
+    """Does a server that recorded `served` serve `project_dir`? One that recorded no project serves any."""
     if project_dir is None:
         return True
-    try:
-        served = entry.read_text(encoding="utf-8").strip()
-    except OSError:
-        return False
     if not served:
         return True
     # The agent may work in a subdirectory of the served project; compare real paths (symlinked /tmp).
@@ -66,8 +88,14 @@ def server_alive(home: Path, project_dir: Path | None = None) -> bool:
     for entry in entries:
         if not entry.name.isdigit():
             continue
-        if not _pid_alive(int(entry.name)):
-            entry.unlink(missing_ok=True)
-        elif _serves(entry, project_dir):
+        pid = int(entry.name)
+        recorded = _read(entry)
+        if recorded is None:
+            continue
+        served, started = recorded
+        now_started = _start_time(pid) if started else None
+        if not _pid_alive(pid) or (started and now_started and now_started != started):
+            entry.unlink(missing_ok=True)  # gone, or the pid now belongs to another process
+        elif _serves(served, project_dir):
             alive = True
     return alive
