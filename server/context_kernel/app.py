@@ -102,7 +102,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     batch = BatchService(execution=service, knowledge=knowledge, pool=pool)
     fetcher = SafeFetcher(strict=settings.fetch_strict, max_body_bytes=settings.fetch_max_body,
                           proxy=settings.fetch_proxy)
-    fetch = FetchService(db=db, repo=KnowledgeRepository(db.engine), knowledge=knowledge, fetcher=fetcher)
+    fetch = FetchService(db=db, repo=KnowledgeRepository(db.engine), knowledge=knowledge, fetcher=fetcher,
+                         guard=guard)
     await fetch.remove_stale()  # fetched content older than 14 days goes when the server starts
     return App(settings=settings, db=db, executions=executions, pool=pool, execution=service, knowledge=knowledge,
                batch=batch, fetch=fetch, fetcher=fetcher,

@@ -106,3 +106,37 @@ async def test_claude_config_dir_moves_the_user_rules(tmp_path: Path, project: P
     async with Client(create_server(settings)) as c:
         result = await c.call_tool("ctx_execute", {"language": "shell", "code": "shutdown -h now"})
         assert result.is_error and "Bash(shutdown:*)" in text_of(result)
+
+
+def test_webfetch_rules_deny_a_domain_and_its_subdomains() -> None:
+    from context_kernel.security import DenyRules
+
+    rules = DenyRules.from_strings(["WebFetch(domain:internal.example.com)"], ".claude/settings.json")
+    for url in ("https://internal.example.com/x", "http://api.internal.example.com:8080/y",
+                "HTTPS://INTERNAL.EXAMPLE.COM./z"):
+        denial = rules.check_url(url)
+        assert denial is not None and denial.rule == "WebFetch(domain:internal.example.com)", url
+    for url in ("https://example.com/", "https://notinternal.example.com/", "https://internal.example.com.evil.org/"):
+        assert rules.check_url(url) is None, url
+    assert DenyRules.from_strings(["WebFetch"]).check_url("https://anything.org/") is not None
+    assert DenyRules.from_strings(["WebFetch(domain:*)"]).check_url("https://anything.org/") is not None
+    assert DenyRules.from_strings(["Bash(curl:*)"]).check_url("https://anything.org/") is None
+
+
+async def test_fetch_honours_webfetch_rules_on_every_redirect_hop(tmp_path: Path, project: Path) -> None:
+    from tests.web.local_http import LocalServer
+
+    _deny(project / ".claude" / "settings.json", "WebFetch(domain:localhost)")
+    settings = make_settings(tmp_path, project, user_home=tmp_path / "nobody")
+    with LocalServer() as server:
+        target = server.url("/page", host="localhost")
+        async with Client(create_server(settings)) as c:
+            direct = await c.call_tool("ctx_fetch_and_index", {"url": target})
+            assert direct.is_error and "WebFetch(domain:localhost)" in text_of(direct)
+            via = server.url(f"/to?location={target}")  # 127.0.0.1 redirects to the denied host
+            redirected = await c.call_tool("ctx_fetch_and_index", {"url": via})
+            assert redirected.is_error and "WebFetch(domain:localhost)" in text_of(redirected)
+            allowed = await c.call_tool("ctx_fetch_and_index", {"url": server.url("/page")})
+            assert not allowed.is_error
+        paths = [s.requestline.split()[1] for s in server.seen]
+        assert paths.count("/page") == 1  # only the allowed fetch reached the page; the denied hop never left

@@ -36,3 +36,4 @@ def test_claude_code_restores_at_session_start_and_not_again(hooks: Hooks) -> No
     assert "<session_snapshot" in start.answer["hookSpecificOutput"]["additionalContext"]
     prompt = hooks.run("claude-code", "UserPromptSubmit", base)
     assert "session_snapshot" not in prompt.stdout
+

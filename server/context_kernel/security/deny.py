@@ -167,6 +167,32 @@ class DenyRules:
                 return Denial(denial.rule, denial.segment, reason, denial.source)
         return None
 
+    # --- urls -------------------------------------------------------------------------------
+
+    def check_url(self, url: str) -> Denial | None:
+        """A WebFetch rule denying `url`: bare `WebFetch` denies every fetch, `WebFetch(domain:x)`
+        denies host x and its subdomains (`domain:*` every host), so ctx_fetch_and_index is no way
+        around what the user denied to WebFetch. Other specifiers are not understood: ignored."""
+        rules = self.rules_for("WebFetch")
+        if not rules:
+            return None
+        from urllib.parse import urlsplit
+
+        try:
+            host = (urlsplit(url.strip()).hostname or "").rstrip(".").lower()
+        except ValueError:
+            host = ""
+        for rule in rules:
+            spec = (rule.specifier or "").strip()
+            if rule.specifier is not None and not spec.startswith("domain:"):
+                continue
+            domain = spec[len("domain:"):].strip().lower().rstrip(".").removeprefix("*.")
+            if rule.specifier is None or domain == "*" or (host and (host == domain or host.endswith("." + domain))):
+                reason = (f"fetching {url} is denied by {rule.text} in {rule.source}. Do not fetch it another way; "
+                          "ask the user for what you need from it.")
+                return Denial(rule.text, url, reason, rule.source)
+        return None
+
     # --- paths ------------------------------------------------------------------------------
 
     def check_path(self, path: str, project_dir: Path, home: Path | None = None) -> Denial | None:

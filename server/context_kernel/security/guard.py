@@ -55,6 +55,9 @@ class DenyGuard:
     def check_path(self, path: str) -> None:
         _raise(self.rules.check_path(path, self._project_dir, self._user_home))
 
+    def check_url(self, url: str) -> None:
+        _raise(self.rules.check_url(url))
+
     def path_denied_by(self, path: str) -> str | None:
         """The Read rule that denies `path`, or None: for filtering the files of a directory."""
         denial = self.rules.check_path(path, self._project_dir, self._user_home)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:  # creating Protocol classes costs ~2 ms; only the type checke
 
         def check_path(self, path: str, project_dir: Path, home: Path | None = None, /) -> Violation | None: ...
 
+        def check_url(self, url: str, /) -> Violation | None: ...
+
 
 @dataclass
 class RoutingContext:
@@ -110,6 +112,11 @@ def _deny_rule_violation(call: HookCall, ctx: RoutingContext) -> str | None:
     paths: list[str] = []
     shell: list[str] = []
     code: list[tuple[str, str]] = []
+    urls: list[str] = []
+    if name == "ctx_fetch_and_index":
+        # WebFetch rules follow the page to our fetch tool: it must not be a way around them.
+        items = ti.get("requests") if isinstance(ti.get("requests"), list) else []
+        urls = [u for u in [ti.get("url"), *(r.get("url") for r in items if isinstance(r, dict))] if isinstance(u, str)]
     if name in ("ctx_execute_file", "ctx_index") and isinstance(ti.get("path"), str):
         paths.append(ti["path"])
     if call.tool == "Bash" and isinstance(ti.get("command"), str):
@@ -121,7 +128,7 @@ def _deny_rule_violation(call: HookCall, ctx: RoutingContext) -> str | None:
             command = item.get("command") if isinstance(item, dict) else item
             if isinstance(command, str):
                 shell.append(command)
-    if not (paths or shell or code):
+    if not (paths or shell or code or urls):
         return None
     rules = ctx.rules()
     if rules is None:
@@ -130,6 +137,7 @@ def _deny_rule_violation(call: HookCall, ctx: RoutingContext) -> str | None:
         [rules.check_path(p, ctx.project_dir, ctx.user_home) for p in paths]
         + [rules.check_shell(c) for c in shell]
         + [rules.check_code(lang, src) for lang, src in code]
+        + [rules.check_url(u) for u in urls]
     )
     return next((v.reason for v in found if v is not None), None)
 

@@ -13,7 +13,7 @@ import importlib.util
 import socket
 import ssl
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -121,8 +121,11 @@ class SafeFetcher:
         """The server lifespan calls this once at shutdown: closes pooled connections."""
         await self._client.aclose()
 
-    async def fetch(self, url: str) -> FetchResult:
+    async def fetch(self, url: str, check_url: Callable[[str], None] | None = None) -> FetchResult:
         """GET `url`, following up to `max_redirects` redirects, each hop checked.
+
+        `check_url` (the user's WebFetch deny rules) is called with every hop's URL before it is
+        requested and raises to stop the fetch, so a redirect cannot lead around a rule.
 
         Raises FetchBlocked (with `.rule`), FetchTooLarge, FetchTimeout, FetchHTTPError (4xx/5xx),
         FetchTooManyRedirects, FetchUnreachable, or FetchError for anything else.
@@ -131,6 +134,8 @@ class SafeFetcher:
         current = _parse(url)
         redirects: list[str] = []
         while True:
+            if check_url is not None:
+                check_url(str(current))
             try:
                 outcome = await self._hop(current, started)
             except FetchError as exc:

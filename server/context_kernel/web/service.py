@@ -13,6 +13,7 @@ import anyio
 from ..metering import count
 from ..errors import ContextKernelError, check_batch
 from ..knowledge.service import KnowledgeService
+from ..security.guard import DenyGuard
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, delete_older_than
 from .client import SafeFetcher
@@ -26,8 +27,10 @@ MAX_URLS = 50
 
 class FetchService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, knowledge: KnowledgeService,
-                 fetcher: SafeFetcher, clock: Callable[[], float] = time.time) -> None:
+                 fetcher: SafeFetcher, clock: Callable[[], float] = time.time,
+                 guard: DenyGuard | None = None) -> None:
         self._db = db
+        self._guard = guard
         self._repo = repo
         self._knowledge = knowledge
         self._fetcher = fetcher
@@ -66,7 +69,7 @@ class FetchService:
                 if age < ttl:
                     return FetchOutcome(req.url, label, "cached", cached, age_s=age)
         try:
-            got = await self._fetcher.fetch(req.url)
+            got = await self._fetcher.fetch(req.url, self._guard.check_url if self._guard else None)
             converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, got.final_url)
         except UnsupportedContent as exc:
             return FetchOutcome(req.url, label, "error", error=str(exc))
