@@ -106,8 +106,8 @@ async def test_batch_commands_export_as_shell_cells_marked_as_batch(client: Clie
     nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
     assert nb.metadata.kernelspec.name == "ck-bash"
     first, second = nb.cells
-    assert first.source.startswith("# batch: count lines\n") and first.source.endswith("printf 'a\\nb\\n' | wc -l")
-    assert second.source.startswith("# batch: say hi\n") and second.source.endswith("echo hi")
+    assert first.source == "# batch: count lines\n(\nprintf 'a\\nb\\n' | wc -l\n)"
+    assert second.source == "# batch: say hi\n(\necho hi\n)"
     assert first.metadata.context_kernel.tool == "ctx_batch_execute" and first.outputs[0].text.strip() == "2"
 
 
@@ -125,7 +125,8 @@ async def test_a_batch_command_s_label_heads_its_cell(settings: Settings, tmp_pa
         done = await app.db.run(export_session, "b", rows, app.executions.outputs, tmp_path / "out",
                                 lambda _name: None)
     cells = json.loads(done.main.read_text())["cells"]
-    assert [c["source"] for c in cells] == ["# batch: disk usage\ndf -h", '# batch: odd "label" with a newline\ndf -h']
+    assert [c["source"] for c in cells] == ["# batch: disk usage\n(\ndf -h\n)",
+                                            '# batch: odd "label" with a newline\n(\ndf -h\n)']
     assert cells[0]["metadata"]["context_kernel"]["batch_label"] == "disk usage"
 
 

@@ -122,3 +122,17 @@ def test_replay_explains_a_missing_kernel_or_per_kernel_notebook(tmp_path: Path)
                              capture_output=True, text=True, timeout=60, check=False,
                              env={**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home")})
         assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+async def test_a_cd_in_a_batch_command_does_not_leak_into_later_shell_cells_on_replay(client: Client,
+                                                                                      project: Path) -> None:
+    (project / "sub").mkdir()
+    await client.call_tool("ctx_batch_execute", {"commands": [
+        {"label": "into sub", "command": "cd sub && export MARK=batch && pwd | sed 's|.*/||'"}]})
+    await client.call_tool("ctx_execute", {"language": "shell", "code": "basename \"$PWD\"; echo \"mark=${MARK:-}\""})
+    text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    notebook = Path(text.split(" to ", 1)[1].split(";")[0])
+    report = replay(notebook, timeout_s=60, cwd=project)
+    # In the session the batch ran in its own shell; on replay it must not move the next cell.
+    assert report.ok, report.render()
+    assert [c.status for c in report.cells] == ["match", "match"]

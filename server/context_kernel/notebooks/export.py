@@ -162,7 +162,9 @@ def _source(row: ExecutionRow) -> str:
         code = with_file if with_file is not None else code
     if row.tool == BATCH_TOOL:
         label = batch_label(row.note)
-        code = f"# batch: {label}\n{code}" if label else f"# batch command\n{code}"
+        # Each batch command ran in a fresh shell; in the notebook they share one, so the command
+        # runs in a subshell: a `cd` or `export` in it stays there on replay, as in the session.
+        code = (f"# batch: {label}\n" if label else "# batch command\n") + f"(\n{code}\n)"
     return code
 
 
