@@ -154,3 +154,8 @@ class AppHolder:
     @property
     def started(self) -> App | None:
         return self._app
+
+    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run `fn` in the lifespan's task group: work that must not delay the reply being sent."""
+        assert self._tg is not None, "AppHolder must be entered (server lifespan) before use"
+        self._tg.start_soon(fn)

@@ -11,7 +11,6 @@ from ..paths import resolve_in_project
 from ..store.db import Database
 from ..store.executions import ExecutionRepository, SessionSummary
 from .export import Export, export_session
-from .html import to_html
 
 
 class ExportService:
@@ -48,6 +47,8 @@ class ExportService:
         done = await self._db.run(export_session, session_id, rows, self._executions.outputs, directory,
                                   self._kernelspec, project_dir=recorded or str(self._project_dir))
         if html:
+            from .html import to_html  # nbconvert costs ~150 ms to import: only when HTML is asked for
+
             for nb in done.notebooks:
                 nb.path = await self._db.run(to_html, nb.path)
         return done

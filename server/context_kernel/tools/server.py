@@ -50,18 +50,25 @@ class ContextKernelServer(MCPServer[ServerState]):
         with metering() as meter:
             result = await super().call_tool(name, arguments, context)
         if context is not None and isinstance(result, CallToolResult):
-            await self._record(context, name, result, meter.bytes_in, meter.bytes_indexed,
-                               (time.perf_counter() - began) * 1000)
+            duration_ms = (time.perf_counter() - began) * 1000
+            holder, session = holder_and_session(context)  # resolved now, while the request is current
+
+            async def record() -> None:
+                await self._record(holder, session.id, name, result, meter.bytes_in, meter.bytes_indexed,
+                                   duration_ms)
+
+            # The accounting row is written after the reply goes out: a round trip pays nothing
+            # for it (the database thread is FIFO, so a later ctx_stats still sees it).
+            holder.spawn(record)
         return result
 
-    async def _record(self, context: Context[ServerState, Any], name: str, result: CallToolResult, bytes_in: int,
+    async def _record(self, holder: AppHolder, session_id: str, name: str, result: CallToolResult, bytes_in: int,
                       bytes_indexed: int, duration_ms: float) -> None:
-        holder, session = holder_and_session(context)
         app = holder.started
         if app is None:
             return  # a call refused before the app was built (bad arguments): nothing ran, nothing to count
         try:
-            await app.db.run(app.events.record_call, session.id, name, duration_ms=duration_ms, bytes_in=bytes_in,
+            await app.db.run(app.events.record_call, session_id, name, duration_ms=duration_ms, bytes_in=bytes_in,
                              bytes_indexed=bytes_indexed, bytes_returned=_returned_bytes(result),
                              is_error=bool(result.is_error))
         except Exception:  # accounting must never fail the call it accounts for
