@@ -108,6 +108,6 @@ def test_doctor_shows_which_hooks_each_client_has(tmp_path: Path) -> None:
                          env=env, timeout=60, cwd=project)
     lines = out.stdout.splitlines()
     claude = next(line for line in lines if "claude-code" in line)
-    assert claude.startswith("[OK] hooks claude-code: all 5 active") and "PreCompact" in claude
+    assert claude.startswith("[OK] hooks claude-code: all 6 active") and "PostToolUseFailure" in claude
     gemini = next(line for line in lines if "gemini" in line)
     assert "not set up" in gemini

@@ -181,8 +181,10 @@ CURSOR_RULE_PREAMBLE = (
 CLIENTS: dict[str, Client] = {
     "claude-code": Client(
         name="claude-code", title="Claude Code",
-        events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "PreCompact", "SessionStart"),
-        tool_events=("PreToolUse", "PostToolUse"), matcher="",
+        # PostToolUseFailure: a failed tool call (a command that exits non-zero, an edit that does
+        # not apply) fires it instead of PostToolUse — without it the session's errors go unrecorded.
+        events=("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "PreCompact", "SessionStart"),
+        tool_events=("PreToolUse", "PostToolUse", "PostToolUseFailure"), matcher="",
         hook_style="grouped", hook_type_field=True, hook_name_field=False,
         servers_key="mcpServers", server_type_field=True,
         notes=(("Claude Code asks once before it starts a server from a project's .mcp.json: approve "
