@@ -123,7 +123,8 @@ def check_hooks(settings: Settings) -> list[Check]:
             checks.append(Check("OK", f"hooks {client}", f"all {len(rows)} active: {', '.join(active)}"))
         elif active:
             missing = [event for event, on, _ in rows if not on]
-            checks.append(Check("WARN", f"hooks {client}", f"active: {', '.join(active)}; missing: {', '.join(missing)} "
+            checks.append(Check("WARN", f"hooks {client}",
+                                f"active: {', '.join(active)}; missing: {', '.join(missing)} "
                                 f"— run `context-kernel setup {client}`"))
         else:
             checks.append(Check("WARN", f"hooks {client}", f"none active — run `context-kernel setup {client}` "

@@ -87,12 +87,14 @@ def render_insight(page: Path, home: Path, views: Sequence[SessionView], lifetim
     kept = sum(r.bytes_kept_out for r in lifetime)
     saved = f"{kept / took:.1%}" if took else "n/a"
     rows = "".join(_session_row(v, page.parent) for v in views[:MAX_SESSIONS])
-    more = f"<p class=muted>{len(views) - MAX_SESSIONS} older sessions not shown.</p>" if len(views) > MAX_SESSIONS else ""
+    hidden = len(views) - MAX_SESSIONS
+    more = f"<p class=muted>{hidden} older sessions not shown.</p>" if hidden > 0 else ""
     hooks = "".join(f"<tr><td><code>{html.escape(sid)}</code></td><td class=n>{n}</td></tr>"
                     for sid, n in sorted(hook_sessions.items()))
     hooks_table = (f"<table><tr><th>client session</th><th>events</th></tr>{hooks}</table>"
                    '<p class=muted>Search them with <code>ctx_search(queries=[...], source="session-events")</code>.'
-                   "</p>") if hooks else "<p class=muted>No hook events recorded (see <code>context-kernel setup</code>).</p>"
+                   "</p>") if hooks else \
+        "<p class=muted>No hook events recorded (see <code>context-kernel setup</code>).</p>"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>context-kernel sessions</title><style>{STYLE}</style></head>
 <body>

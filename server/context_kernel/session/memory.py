@@ -76,8 +76,8 @@ class Memory:
 
     def reindex(self, session_id: str) -> None:
         rows = self.events_repo.events(session_id)
-        chunks = [Chunk(title=f"{r.category} / {r.type} @ {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(r.created_at))}",
-                        content=r.data, kind="prose") for r in rows]
+        chunks = [Chunk(title=f"{r.category} / {r.type} @ {_when(r.created_at)}", content=r.data, kind="prose")
+                  for r in rows]
         size = sum(len(r.data.encode()) for r in rows)
         KnowledgeRepository(self.engine).replace_sources([SourceSpec(
             label=source_label(session_id), kind=SOURCE_PREFIX, chunks=chunks, size=size, session_id=session_id,
@@ -111,6 +111,10 @@ class Memory:
             xml = saved.snapshot
         self.events_repo.mark_consumed(session_id)
         return resume_guide(xml, events, session_id=session_id, budget=INJECT_BUDGET)
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
 
 
 def open_memory(home: Path) -> Memory:

@@ -42,7 +42,8 @@ class ContextKernelServer(MCPServer[ServerState]):
     """MCPServer plus compact schemas in tools/list and byte accounting around every tool call."""
 
     async def list_tools(self) -> list[Tool]:
-        return [t.model_copy(update={"input_schema": compact_schema(t.input_schema)}) for t in await super().list_tools()]
+        tools = await super().list_tools()
+        return [t.model_copy(update={"input_schema": compact_schema(t.input_schema)}) for t in tools]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None
                         ) -> Any:
