@@ -18,20 +18,12 @@ from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
 from . import copilot
-from .common import as_dict, dumps, normalised_input, text, with_event_name
+from .common import CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, as_dict, dumps, normalised_input, text, with_event_name
 
 NAME = "claude-code"
-EVENTS: dict[str, HookEvent] = {
-    "PreToolUse": "pre_tool",
-    "PostToolUse": "post_tool",
-    "PostToolUseFailure": "post_tool",
-    "UserPromptSubmit": "prompt",
-    "PreCompact": "pre_compact",
-    "SessionStart": "session_start",
-    "Stop": "stop",
-}
-_DEFAULT_NAME = {"pre_tool": "PreToolUse", "post_tool": "PostToolUse", "prompt": "UserPromptSubmit",
-                 "pre_compact": "PreCompact", "session_start": "SessionStart", "stop": "Stop"}
+# PostToolUseFailure: Claude Code's event for a failed tool call (answered like PostToolUse).
+EVENTS: dict[str, HookEvent] = {**CLAUDE_STYLE_EVENTS, "PostToolUseFailure": "post_tool"}
+_DEFAULT_NAME = CLAUDE_STYLE_NAMES
 NEUTRAL_OUTPUT = ""
 
 

@@ -26,19 +26,11 @@ import re
 from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
-from .common import as_dict, dumps, normalised_input, text, with_event_name
+from .common import CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, as_dict, dumps, normalised_input, text, with_event_name
 
 NAME = "codex"
-EVENTS: dict[str, HookEvent] = {
-    "PreToolUse": "pre_tool",
-    "PostToolUse": "post_tool",
-    "UserPromptSubmit": "prompt",
-    "PreCompact": "pre_compact",
-    "SessionStart": "session_start",
-    "Stop": "stop",
-}
-_DEFAULT_NAME = {"pre_tool": "PreToolUse", "post_tool": "PostToolUse", "prompt": "UserPromptSubmit",
-                 "pre_compact": "PreCompact", "session_start": "SessionStart", "stop": "Stop"}
+EVENTS: dict[str, HookEvent] = dict(CLAUDE_STYLE_EVENTS)
+_DEFAULT_NAME = CLAUDE_STYLE_NAMES
 TOOLS: dict[str, str] = {
     "shell": "Bash", "local_shell": "Bash", "exec_command": "Bash", "shell_command": "Bash",
     "apply_patch": "Edit",
