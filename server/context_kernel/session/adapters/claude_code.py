@@ -18,7 +18,8 @@ from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
 from . import copilot
-from .common import CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, as_dict, dumps, normalised_input, text, with_event_name
+from .common import (CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, claude_style_doc, as_dict,
+                     dumps, normalised_input, text, with_event_name)
 
 NAME = "claude-code"
 # PostToolUseFailure: Claude Code's event for a failed tool call (answered like PostToolUse).
@@ -72,15 +73,5 @@ def render(call: HookCall, answer: HookAnswer) -> str:
         if answer.context:
             specific["additionalContext"] = answer.context
         return dumps({"hookSpecificOutput": specific})
-    doc: dict[str, Any] = {}
-    if call.event in ("post_tool", "prompt"):
-        if answer.decision == "deny":
-            doc["decision"] = "block"
-            doc["reason"] = answer.reason or "blocked by context-kernel"
-        if answer.context:
-            doc["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": answer.context}
-    elif call.event == "session_start" and answer.context:
-        doc["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": answer.context}
-    elif call.event == "pre_compact" and (answer.context or answer.reason):
-        doc["systemMessage"] = answer.context or answer.reason
+    doc = claude_style_doc(call, answer, name, blockable=("post_tool", "prompt"))
     return dumps(doc) if doc else NEUTRAL_OUTPUT

@@ -26,7 +26,8 @@ import re
 from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
-from .common import CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, as_dict, dumps, normalised_input, text, with_event_name
+from .common import (CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, claude_style_doc, as_dict,
+                     dumps, normalised_input, text, with_event_name)
 
 NAME = "codex"
 EVENTS: dict[str, HookEvent] = dict(CLAUDE_STYLE_EVENTS)
@@ -81,12 +82,6 @@ def render(call: HookCall, answer: HookAnswer) -> str:
             specific["additionalContext"] = answer.context
         if len(specific) > 1:
             doc["hookSpecificOutput"] = specific
-    elif call.event in ("post_tool", "prompt", "session_start"):
-        if answer.decision == "deny" and call.event != "session_start":
-            doc["decision"] = "block"
-            doc["reason"] = answer.reason or "blocked by context-kernel"
-        if answer.context:
-            doc["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": answer.context}
-    elif call.event == "pre_compact" and (answer.context or answer.reason):
-        doc["systemMessage"] = answer.context or answer.reason
+    else:
+        doc = claude_style_doc(call, answer, name, blockable=("post_tool", "prompt"))
     return dumps(doc) if doc else NEUTRAL_OUTPUT

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..model import HookEvent
+    from ..model import HookAnswer, HookCall, HookEvent
 
 # Our own MCP tools, longest first so `ctx_execute_file` is not mistaken for `ctx_execute`.
 CTX_TOOLS: tuple[str, ...] = tuple(sorted(
@@ -146,3 +146,20 @@ CLAUDE_STYLE_EVENTS: dict[str, HookEvent] = {
     "Stop": "stop",
 }
 CLAUDE_STYLE_NAMES: dict[str, str] = {event: name for name, event in CLAUDE_STYLE_EVENTS.items()}
+
+
+def claude_style_doc(call: HookCall, answer: HookAnswer, name: str, blockable: tuple[str, ...]) -> dict[str, Any]:
+    """The answer to every event but PreToolUse in Claude Code's shape, which Codex and VS Code share.
+
+    `blockable`: the events whose result a `decision: block` can flag (they differ per client).
+    """
+    doc: dict[str, Any] = {}
+    if call.event in blockable or call.event == "session_start":
+        if answer.decision == "deny" and call.event in blockable:
+            doc["decision"] = "block"
+            doc["reason"] = answer.reason or "blocked by context-kernel"
+        if answer.context:
+            doc["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": answer.context}
+    elif call.event == "pre_compact" and (answer.context or answer.reason):
+        doc["systemMessage"] = answer.context or answer.reason  # no client injects text here
+    return doc

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
-from .common import (CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, as_dict, dumps, first, normalised_input,
+from .common import (CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, claude_style_doc, as_dict, dumps, first, normalised_input,
                      split_prefixed_mcp, text, with_event_name)
 
 NAME = "copilot"
@@ -91,14 +91,6 @@ def render(call: HookCall, answer: HookAnswer) -> str:
         if answer.context:
             specific["additionalContext"] = answer.context
         doc["hookSpecificOutput"] = specific
-    elif call.event == "post_tool":
-        if answer.decision == "deny":
-            doc["decision"] = "block"
-            doc["reason"] = answer.reason or "blocked by context-kernel"
-        if answer.context:
-            doc["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": answer.context}
-    elif call.event == "session_start" and answer.context:
-        doc["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": answer.context}
-    elif call.event == "pre_compact" and (answer.context or answer.reason):
-        doc["systemMessage"] = answer.context or answer.reason
+    else:  # UserPromptSubmit output cannot carry context in VS Code: only PostToolUse is blockable
+        doc = claude_style_doc(call, answer, name, blockable=("post_tool",))
     return dumps(doc) if doc else NEUTRAL_OUTPUT
