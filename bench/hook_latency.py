@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from context_kernel.session import liveness
+from context_kernel.hooks import liveness
 
 TARGET_MS = 150
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "hooks" / "fixtures"

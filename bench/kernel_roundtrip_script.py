@@ -21,7 +21,7 @@ import time
 
 from jupyter_client import AsyncKernelClient, AsyncKernelManager
 
-from context_kernel.kernels.own.script_languages import LANGUAGES, Program
+from context_kernel.kernel_processes.script_languages import LANGUAGES, Program
 
 TRIVIAL = {
     "ruby": "puts 42", "perl": "print 42, qq(\\n);", "php": "echo 42, PHP_EOL;",

@@ -82,7 +82,7 @@ def _typescript_spawn(scratch: Path) -> list[list[str]]:
 
 def _typescript_dir() -> str | None:
     try:
-        from context_kernel.kernels.own.node import typescript_dir
+        from context_kernel.kernel_processes.node import typescript_dir
     except ImportError:
         return None
     path = typescript_dir()

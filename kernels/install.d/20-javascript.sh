@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # JavaScript/TypeScript kernels (ck-javascript, ck-typescript): our own kernel drives `node`
-# (context_kernel/kernels/own/node.py) and needs the npm package `typescript` for parsing
+# (context_kernel/kernel_processes/node.py) and needs the npm package `typescript` for parsing
 # and type stripping. It goes into the venv's prefix (share/context-kernel/npm), never global.
 # Run by kernels/install.sh from the repo root with the venv activated; safe to run twice.
 set -euo pipefail

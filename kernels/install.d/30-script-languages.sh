@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runtimes for the script kernel (ck-ruby, ck-perl, ck-php, ck-elixir, ck-go, ck-rust,
-# ck-csharp; context_kernel/kernels/own/script.py): each cell runs as a fresh program, so
+# ck-csharp; context_kernel/kernel_processes/script.py): each cell runs as a fresh program, so
 # only Debian's interpreters/compilers are needed. Debian's rustc is installed even when a
 # rustup toolchain is on PATH, so the kernel never depends on one.
 # Run by kernels/install.sh (which provides apt_install); safe to run twice.

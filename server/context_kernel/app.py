@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .store.db import Database
     from .store.executions import ExecutionRepository
     from .store.events import EventRepository
-    from .session.memory import Memory
+    from .hooks.memory import Memory
 
 CULL_EVERY_S = 60.0
 
@@ -60,11 +60,11 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .store.executions import ExecutionRepository
     from .store.events import EventRepository
     from .store.knowledge import KnowledgeRepository
-    from .session.memory import Memory
+    from .hooks.memory import Memory
     from .web.client import SafeFetcher
     from .notebooks.service import ExportService
     from .web.service import FetchService
-    from .security.guard import DenyGuard
+    from .security.call_guard import DenyGuard
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     base_env = settings.base_env if settings.base_env is not None else {}

@@ -142,7 +142,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = build_settings(args, dict(os.environ))
     settings.home.mkdir(parents=True, exist_ok=True)
     _die_with_parent()
-    from .session.liveness import clear, mark_alive
+    from .hooks.liveness import clear, mark_alive
 
     # Hooks redirect the agent to ctx tools only while this file says a server is up.
     alive = mark_alive(settings.home, settings.project_dir)
@@ -281,7 +281,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     # Runs on every tool call of the agent: the hook path imports the standard library only.
-    from .session import hook_cli
+    from .hooks import hook_cli
 
     stdin_text = sys.stdin.buffer.read().decode("utf-8", "replace")
     return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from context_kernel.session import liveness
+from context_kernel.hooks import liveness
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PLACEHOLDER = "/path/to/project"

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from context_kernel.session.adapters import CLIENTS
-from context_kernel.session.model import HOOK_EVENTS, NEUTRAL, HookAnswer, HookCall
+from context_kernel.hooks.adapters import CLIENTS
+from context_kernel.hooks.model import HOOK_EVENTS, NEUTRAL, HookAnswer, HookCall
 from hookrun import FIXTURES, PLACEHOLDER
 
 

@@ -25,14 +25,14 @@ def heavy(names: set[str]) -> list[str]:
 
 
 def test_importing_the_hook_modules_pulls_in_no_server_dependency() -> None:
-    modules = ("context_kernel.session.hook_cli", "context_kernel.session.routing", "context_kernel.session.shell_fetch",
-               "context_kernel.session.nudges",
-               "context_kernel.session.liveness", "context_kernel.session.spool", "context_kernel.session.extract",
+    modules = ("context_kernel.hooks.hook_cli", "context_kernel.hooks.routing", "context_kernel.hooks.shell_fetch",
+               "context_kernel.hooks.nudges",
+               "context_kernel.hooks.liveness", "context_kernel.hooks.spool", "context_kernel.hooks.extract",
                "context_kernel.security.deny", "context_kernel.security.redact")
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import " + ", ".join(modules)],
                           capture_output=True, text=True, check=True, timeout=60)
     names = imported(done.stderr)
-    assert "context_kernel.session.hook_cli" in names
+    assert "context_kernel.hooks.hook_cli" in names
     assert heavy(names) == []
 
 
@@ -40,11 +40,11 @@ def test_the_console_script_answers_pre_and_post_tool_use_without_the_server_sta
     hooks.deny("Bash(rm -rf *)")  # the deny rules are loaded too
     for event, fixture, used in (("PreToolUse", "PreToolUse-Bash", "context_kernel.security.deny"),
                                  ("PostToolUse", "PostToolUse-Read", "context_kernel.security.redact"),
-                                 ("UserPromptSubmit", "UserPromptSubmit", "context_kernel.session.extract")):
+                                 ("UserPromptSubmit", "UserPromptSubmit", "context_kernel.hooks.extract")):
         done = subprocess.run([str(CLI), "hook", "claude-code", event], capture_output=True, text=True, timeout=60,
                               input=json.dumps(hooks.payload("claude-code", fixture)), check=True,
                               env={**hooks.env, "PYTHONPROFILEIMPORTTIME": "1"})
         names = imported(done.stderr)
-        assert {"context_kernel.session.hook_cli", used} <= names, event
+        assert {"context_kernel.hooks.hook_cli", used} <= names, event
         assert heavy(names) == [], event
     assert hooks.log_lines() == []

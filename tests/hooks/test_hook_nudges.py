@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from context_kernel.session import nudges
+from context_kernel.hooks import nudges
 
 
 def test_a_nudge_is_claimed_once_per_session_and_key(tmp_path: Path) -> None:

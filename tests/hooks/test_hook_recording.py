@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from context_kernel.session.guide import routing_guide
+from context_kernel.hooks.guide import routing_guide
 from hookrun import Hooks
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from context_kernel.session.shell_fetch import PrintingFetch, find_printing_fetch
+from context_kernel.hooks.shell_fetch import PrintingFetch, find_printing_fetch
 
 PRINTS = [
     ("curl https://a.io/x", "curl", "https://a.io/x"),

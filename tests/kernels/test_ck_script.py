@@ -13,7 +13,7 @@ import anyio
 import pytest
 from jupyter_client import AsyncKernelClient, AsyncKernelManager
 
-from context_kernel.kernels.own.script_languages import LANGUAGES
+from context_kernel.kernel_processes.script_languages import LANGUAGES
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 60  # seconds for any one cell (the first Go/Rust/C# build is the slowest)
@@ -126,8 +126,11 @@ async def collect(kc: AsyncKernelClient, msg_id: str, cell: Cell, until: str | N
         elif kind == "error":
             cell.errors.append(content)
         elif kind == "status" and content["execution_state"] == "idle":
+            # wait_for_ready may have sent more than one kernel_info_request when the kernel was
+            # slow to start: their late replies are not this cell's.
             reply = await kc.get_shell_msg(timeout=TIMEOUT)
-            assert reply["parent_header"]["msg_id"] == msg_id
+            while reply["parent_header"].get("msg_id") != msg_id:
+                reply = await kc.get_shell_msg(timeout=TIMEOUT)
             cell.reply = reply["content"]
             return cell
     return cell

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from jupyter_client.manager import KernelManager
 
-from context_kernel.kernels.own.node_process import DRIVER, typescript_dir
+from context_kernel.kernel_processes.node_process import DRIVER, typescript_dir
 
 CELL_TIMEOUT = 20.0
 

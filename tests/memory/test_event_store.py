@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from context_kernel.session import spool
-from context_kernel.session.memory import Memory, source_label
-from context_kernel.session.model import Event
+from context_kernel.hooks import spool
+from context_kernel.hooks.memory import Memory, source_label
+from context_kernel.hooks.model import Event
 from context_kernel.settings import database_path
 from context_kernel.store.db import open_engine
 from context_kernel.store.events import EventRepository, NewEvent
@@ -82,7 +82,7 @@ def test_a_file_left_by_a_crashed_ingest_is_taken_again(tmp_path: Path) -> None:
     home = tmp_path / "home"
     spool.append(home, "claude-code", "s", [Event("task", "tasks", "[pending] write the tests")])
     # another process takes the file and dies before committing
-    script = ("import sys; from pathlib import Path; from context_kernel.session import spool; "
+    script = ("import sys; from pathlib import Path; from context_kernel.hooks import spool; "
               "taken, rows = next(spool.drain(Path(sys.argv[1]))); print(len(rows))")
     out = subprocess.run([sys.executable, "-c", script, str(home)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1"
@@ -104,7 +104,7 @@ def test_a_file_being_taken_by_a_live_process_is_left_alone(tmp_path: Path) -> N
 
 
 def test_liveness_is_per_project_and_ignores_dead_servers(tmp_path: Path) -> None:
-    from context_kernel.session import liveness
+    from context_kernel.hooks import liveness
 
     home, project, other = tmp_path / "home", tmp_path / "project", tmp_path / "other"
     for p in (project / "sub", other):
@@ -147,7 +147,7 @@ async def test_purging_a_project_removes_its_hook_memory_and_keeps_other_project
 
 
 def test_a_reused_pid_does_not_look_like_a_live_server(tmp_path: Path) -> None:
-    from context_kernel.session import liveness
+    from context_kernel.hooks import liveness
 
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from context_kernel.session.prompts import classify_prompt
-from context_kernel.session.shell_commands import shell_events
+from context_kernel.hooks.prompts import classify_prompt
+from context_kernel.hooks.shell_commands import shell_events
 
 
 @pytest.mark.parametrize("prompt", ["Never mind.", "Never mind, I'll look at it myself.", "never  mind that"])

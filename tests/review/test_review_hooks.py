@@ -6,8 +6,8 @@ import json
 import time
 from typing import Any
 
-from context_kernel.session import liveness
-from context_kernel.session.shell_fetch import find_printing_fetch
+from context_kernel.hooks import liveness
+from context_kernel.hooks.shell_fetch import find_printing_fetch
 from reviewcli import HookCli
 
 

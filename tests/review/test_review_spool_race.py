@@ -14,8 +14,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from context_kernel.session import spool
-from context_kernel.session.model import Event
+from context_kernel.hooks import spool
+from context_kernel.hooks.model import Event
 
 
 def _pause_after_open(opened: threading.Event, resume: threading.Event) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from context_kernel.session.model import HookCall
+from context_kernel.hooks.model import HookCall
 
 CWD = "/home/dev/shop"
 SESSION = "9ecf22fa-edf8-4332-ae85-b6d5456eda64"

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from context_kernel.session.extract import classify_prompt, events_from
-from context_kernel.session.model import CATEGORIES, Event, HookCall
+from context_kernel.hooks.extract import classify_prompt, events_from
+from context_kernel.hooks.model import CATEGORIES, Event, HookCall
 
 import claude_payloads as cc
 
@@ -248,8 +248,8 @@ def test_only_the_sentences_that_decide_are_kept() -> None:
 
 
 def test_extraction_imports_only_the_standard_library() -> None:
-    code = ("import sys; import context_kernel.session.extract, context_kernel.session.snapshot, "
-            "context_kernel.session.guide; heavy = {'sqlalchemy', 'anyio', 'mcp', 'pydantic', 'httpx'}; "
+    code = ("import sys; import context_kernel.hooks.extract, context_kernel.hooks.snapshot, "
+            "context_kernel.hooks.guide; heavy = {'sqlalchemy', 'anyio', 'mcp', 'pydantic', 'httpx'}; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_kernel.session.extract import events_from
-from context_kernel.session.guide import ROUTING_MAX, resume_guide, routing_guide
-from context_kernel.session.model import CATEGORIES, Event
-from context_kernel.session.snapshot import build_snapshot
+from context_kernel.hooks.extract import events_from
+from context_kernel.hooks.guide import ROUTING_MAX, resume_guide, routing_guide
+from context_kernel.hooks.model import CATEGORIES, Event
+from context_kernel.hooks.snapshot import build_snapshot
 
 import claude_payloads as cc
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_kernel.session.extract import events_from
-from context_kernel.session.model import CATEGORIES, Event
-from context_kernel.session.snapshot import MIN_BUDGET, build_snapshot
+from context_kernel.hooks.extract import events_from
+from context_kernel.hooks.model import CATEGORIES, Event
+from context_kernel.hooks.snapshot import MIN_BUDGET, build_snapshot
 
 import claude_payloads as cc
 

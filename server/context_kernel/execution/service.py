@@ -25,7 +25,7 @@ from .collector import OutputCollector
 from ..knowledge.intent import intent_excerpt
 from ..knowledge.service import KnowledgeService
 from ..paths import resolve_in_project
-from ..security.guard import DenyGuard
+from ..security.call_guard import DenyGuard
 from ..settings import INTENT_THRESHOLD
 from .files import file_hash, preamble
 from .reply import shape_reply

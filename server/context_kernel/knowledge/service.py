@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paths import resolve_in_project
-from ..security.guard import DenyGuard
+from ..security.call_guard import DenyGuard
 from ..metering import count
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec

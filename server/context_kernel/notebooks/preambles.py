@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Callable
 
 from ..execution.files import preamble as server_preamble
-from ..kernels.own.script_languages import LANGUAGES as SCRIPT_LANGUAGES
+from ..kernel_processes.script_languages import LANGUAGES as SCRIPT_LANGUAGES
 
 
 def with_file_preamble(language: str, code: str, path: str, digest: str | None) -> str | None:
@@ -47,14 +47,14 @@ def with_file_preamble(language: str, code: str, path: str, digest: str | None) 
 
 
 def _shell(path: str) -> str:
-    # As kernels/own/bash_shell.py does it; `read -d ''` stops at the end of the file with status
+    # As kernel_processes/bash_shell.py does it; `read -d ''` stops at the end of the file with status
     # 1, which `|| :` keeps from tripping a `set -e` the cell itself turns on later.
     p = shlex.quote(path)
     return f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; IFS= read -r -d '' FILE_CONTENT <{p} || :\n"
 
 
 def _node(path: str) -> str:
-    # As defineFileGlobals in kernels/own/node_driver.js: globals, visible in every later cell too.
+    # As defineFileGlobals in kernel_processes/node_driver.js: globals, visible in every later cell too.
     # A JSON string is a valid JavaScript (and TypeScript) string literal.
     return (
         f"globalThis.FILE_CONTENT_PATH = globalThis.file_path = {json.dumps(path, ensure_ascii=False)};\n"

@@ -13,7 +13,7 @@ import anyio
 from ..metering import count
 from ..errors import ContextKernelError, check_batch
 from ..knowledge.service import KnowledgeService
-from ..security.guard import DenyGuard
+from ..security.call_guard import DenyGuard
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, delete_older_than
 from .client import SafeFetcher

@@ -52,7 +52,7 @@ import anyio
 import httpcore
 import httpx
 
-from .guard import IPAddress, check_address, parse_ip
+from .address_rules import IPAddress, check_address, parse_ip
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 """async (host, port) -> IP address strings. Injected so tests can stage any DNS answer."""

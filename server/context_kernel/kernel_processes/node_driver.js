@@ -1,5 +1,5 @@
 'use strict';
-// Cell runner for context_kernel.kernels.own.node (the ck-javascript / ck-typescript kernels).
+// Cell runner for context_kernel.kernel_processes.node (the ck-javascript / ck-typescript kernels).
 //
 // The Python kernel starts one node process running this file and keeps it for the
 // kernel's life, so globals persist between cells. Requests and replies are JSON lines

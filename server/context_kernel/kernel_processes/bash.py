@@ -1,6 +1,6 @@
 """ck-bash: a Jupyter kernel over one persistent bash; a warm cell costs bash ~0.4 ms.
 
-Launched as ``python -m context_kernel.kernels.own.bash -f {connection_file}``. The shell
+Launched as ``python -m context_kernel.kernel_processes.bash -f {connection_file}``. The shell
 itself (how a cell runs, ends, is interrupted, and how a dead shell is replaced) lives in
 ``bash_shell``; this module speaks the Jupyter protocol: stream messages coalesced from raw
 output, ExitCode / KeyboardInterrupt errors, SIGINT handling, and a lean startup.
@@ -20,7 +20,7 @@ from ipykernel._version import kernel_protocol_version
 from ipykernel.kernelapp import IPKernelApp
 from ipykernel.kernelbase import Kernel
 
-from context_kernel.kernels.own.bash_shell import BashShell, CellOutcome
+from context_kernel.kernel_processes.bash_shell import BashShell, CellOutcome
 
 FLUSH_DELAY = 0.005  # s output may wait to be coalesced with more
 FLUSH_SIZE = 64 * 1024  # bytes that force an immediate stream message

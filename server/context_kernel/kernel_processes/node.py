@@ -2,7 +2,7 @@
 
 An ipykernel Kernel that keeps a node child running ``node_driver.js`` (next to this
 file); cells run in node's global context, so variables persist. Launched as
-``python -m context_kernel.kernels.own.node --language typescript -f {connection_file}``.
+``python -m context_kernel.kernel_processes.node --language typescript -f {connection_file}``.
 
 Why not deno/ijavascript/tslab: see bench/kernel_roundtrip_js.py. In short, we need
 every byte of output before ``status: idle`` and a SIGINT that stops a cell without
@@ -26,7 +26,7 @@ from ipykernel.kernelbase import Kernel
 from traitlets import Unicode
 from traitlets.config import Config
 
-from context_kernel.kernels.own.node_process import MARK_WAIT, NodeProcess, Output, killpg
+from context_kernel.kernel_processes.node_process import MARK_WAIT, NodeProcess, Output, killpg
 
 INTERRUPT_GRACE = 2.0  # seconds node gets to stop a cell after SIGINT before it is killed
 SHUTDOWN_WAIT_S = 10.0  # stopping node on its own loop from the control thread; then it is killed

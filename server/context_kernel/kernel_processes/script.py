@@ -4,7 +4,7 @@ For languages with no installable Jupyter kernel here (Ruby, Go, Rust, PHP, Perl
 Elixir, C#): the cell becomes a source file (see ``script_languages``), is compiled
 if needed and run with the kernel's working directory as cwd. Nothing survives
 between cells. Launched as
-``python -m context_kernel.kernels.own.script --language ruby -f {connection_file}``.
+``python -m context_kernel.kernel_processes.script --language ruby -f {connection_file}``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from ipykernel.kernelbase import Kernel
 from traitlets import Unicode
 from traitlets.config import Config
 
-from context_kernel.kernels.own.child import Child, Sink
-from context_kernel.kernels.own.script_languages import LANGUAGES, Language
+from context_kernel.kernel_processes.child import Child, Sink
+from context_kernel.kernel_processes.script_languages import LANGUAGES, Language
 
 
 def _discard(text: str) -> None:
