@@ -32,14 +32,14 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from mcp.client.client import Client  # noqa: E402
+from mcp.client.client import Client
 
-from context_kernel.settings import Settings  # noqa: E402
-from context_kernel.tools.server import create_server  # noqa: E402
-from scenarios.catalog import scenarios  # noqa: E402
-from scenarios.model import Outcome, Scenario  # noqa: E402
-from scenarios.site import LocalSite  # noqa: E402
-from scenarios.workspace import Workspace, build  # noqa: E402
+from context_kernel.settings import Settings
+from context_kernel.tools.server import create_server
+from scenarios.catalog import scenarios
+from scenarios.model import Outcome, Scenario
+from scenarios.site import LocalSite
+from scenarios.workspace import Workspace, build
 
 # context-mode's BENCHMARK.md (spec section 7): 21 scenarios over its own captured fixtures. The median is
 # over the 20 per-scenario savings its two tables list (96, 96, 95, 99, 13, 89, 98, 95, 93, 94, 96, 100, 99,

@@ -23,10 +23,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from mcp.client.client import Client  # noqa: E402
+from mcp.client.client import Client
 
-from context_kernel.settings import Settings  # noqa: E402
-from context_kernel.tools.server import create_server  # noqa: E402
+from context_kernel.settings import Settings
+from context_kernel.tools.server import create_server
 
 PAGES = 50
 

@@ -17,17 +17,17 @@ import anyio.abc
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from .notebooks.service import ExportService
-    from .web.client import SafeFetcher
-    from .web.service import FetchService
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
+    from .hooks.memory import Memory
     from .kernels.pool import KernelPool
     from .knowledge.service import KnowledgeService
+    from .notebooks.service import ExportService
     from .store.db import Database
-    from .store.executions import ExecutionRepository
     from .store.events import EventRepository
-    from .hooks.memory import Memory
+    from .store.executions import ExecutionRepository
+    from .web.client import SafeFetcher
+    from .web.service import FetchService
 
 CULL_EVERY_S = 60.0
 
@@ -52,19 +52,19 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     # Heavy imports live here on purpose: see the module docstring.
     from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
+    from .hooks.memory import Memory
     from .kernels.backend import JupyterKernel
     from .kernels.env import kernel_environment
     from .kernels.pool import KernelPool
     from .knowledge.service import KnowledgeService
-    from .store.db import Database
-    from .store.executions import ExecutionRepository
-    from .store.events import EventRepository
-    from .store.knowledge import KnowledgeRepository
-    from .hooks.memory import Memory
-    from .web.client import SafeFetcher
     from .notebooks.service import ExportService
-    from .web.service import FetchService
     from .security.call_guard import DenyGuard
+    from .store.db import Database
+    from .store.events import EventRepository
+    from .store.executions import ExecutionRepository
+    from .store.knowledge import KnowledgeRepository
+    from .web.client import SafeFetcher
+    from .web.service import FetchService
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     base_env = settings.base_env if settings.base_env is not None else {}
@@ -125,7 +125,7 @@ class AppHolder:
         self._lock = anyio.Lock()
         self._tg: anyio.abc.TaskGroup | None = None
 
-    async def __aenter__(self) -> "AppHolder":
+    async def __aenter__(self) -> AppHolder:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         return self

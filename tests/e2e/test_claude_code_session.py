@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-
 from tests.conftest import server_command, text_of
 
 pytestmark = pytest.mark.anyio

@@ -8,12 +8,12 @@ from pathlib import Path
 import nbformat
 import pytest
 from mcp.client.client import Client
+from tests.conftest import text_of
 
 from context_kernel.app import AppHolder
 from context_kernel.notebooks.export import export_session
 from context_kernel.settings import Settings
 from context_kernel.store.executions import ExecutionEnd, ExecutionStart
-from tests.conftest import text_of
 
 pytestmark = pytest.mark.anyio
 

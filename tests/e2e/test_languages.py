@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 from mcp.client.client import Client
-
 from tests.conftest import text_of
 
 pytestmark = pytest.mark.anyio

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
+from tests.conftest import text_of
 
 from context_kernel.tools.schema import compact_schema
 from context_kernel.upgrade import upgrade_command
-
-from tests.conftest import text_of
 
 pytestmark = pytest.mark.anyio
 

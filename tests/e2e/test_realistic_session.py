@@ -24,9 +24,9 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
+from tests.conftest import text_of
 
 from context_kernel.notebooks.replay import normalise, replay
-from tests.conftest import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

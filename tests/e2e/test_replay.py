@@ -12,9 +12,9 @@ import nbformat
 import pytest
 from mcp.client.client import Client
 from nbformat import v4
+from tests.conftest import text_of
 
 from context_kernel.notebooks.replay import normalise, replay
-from tests.conftest import text_of
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,6 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-
 from tests.conftest import server_command, text_of
 
 pytestmark = pytest.mark.anyio

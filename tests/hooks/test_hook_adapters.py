@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from hookrun import FIXTURES, PLACEHOLDER
+
 from context_kernel.hooks.adapters import CLIENTS
 from context_kernel.hooks.model import HOOK_EVENTS, NEUTRAL, HookAnswer, HookCall
-from hookrun import FIXTURES, PLACEHOLDER
 
 
 def load(client: str, fixture: str) -> dict[str, Any]:
@@ -23,7 +24,7 @@ def parse(client: str, fixture: str, event: str | None = None) -> HookCall:
 
 def test_every_client_maps_its_events_onto_ours_and_renders_neutral_as_documented() -> None:
     for name, adapter in CLIENTS.items():
-        assert adapter.NAME == name
+        assert name == adapter.NAME
         assert set(adapter.EVENTS.values()) <= set(HOOK_EVENTS)
         for event in adapter.EVENTS:
             call = adapter.parse(event, {})

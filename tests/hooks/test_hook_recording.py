@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from context_kernel.hooks.guide import routing_guide
 from hookrun import Hooks
+
+from context_kernel.hooks.guide import routing_guide
 
 
 @pytest.mark.parametrize(("client", "fixture", "session", "neutral", "kind", "data"), [

@@ -7,8 +7,9 @@ import subprocess
 from typing import Any
 
 import pytest
-from context_kernel.security.deny import DenyRules
 from hookrun import CLI, Hooks
+
+from context_kernel.security.deny import DenyRules
 
 WEBFETCH = ('WebFetch is routed through context-kernel while its server runs: call ctx_fetch_and_index(url="{url}", '
             'source="{host}") to fetch and index the page, then ctx_search(queries=[...], source="{host}") for the '

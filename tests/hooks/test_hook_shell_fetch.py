@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from context_kernel.hooks.shell_fetch import PrintingFetch, find_printing_fetch
 
 PRINTS = [

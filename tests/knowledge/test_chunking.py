@@ -6,7 +6,8 @@ import json
 import re
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from context_kernel.knowledge.chunking import (
     chunk_code,

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from context_kernel.knowledge.chunking import chunk_json
 from context_kernel.knowledge.chunking.json_ import RECORD_BYTES

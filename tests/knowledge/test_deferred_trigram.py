@@ -27,7 +27,7 @@ def _integrity(repo: KnowledgeRepository) -> None:
     # malformed" if an index and the chunks disagree. Meaningful once the catch-up has run.
     repo.catch_up_trigram()
     assert repo.trigram_backlog() == 0
-    with repo._engine.begin() as conn:  # noqa: SLF001 - a test of the store's invariants
+    with repo._engine.begin() as conn:
         for fts in ("chunks_porter", "chunks_trigram"):
             conn.execute(text(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)"))
 

@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from context_kernel.knowledge.search import search
 from context_kernel.knowledge.service import KnowledgeService

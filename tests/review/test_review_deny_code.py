@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from context_kernel.security import DenyRules
 
 RM = DenyRules.from_strings(["Bash(rm -rf *)"])

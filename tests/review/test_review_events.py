@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from context_kernel.hooks.prompts import classify_prompt
 from context_kernel.hooks.shell_commands import shell_events
 

@@ -6,9 +6,10 @@ import json
 import time
 from typing import Any
 
+from reviewcli import HookCli
+
 from context_kernel.hooks import liveness
 from context_kernel.hooks.shell_fetch import find_printing_fetch
-from reviewcli import HookCli
 
 
 def _vscode(cli: HookCli, event: str, **fields: Any) -> dict[str, Any]:

@@ -7,9 +7,10 @@ often arrives without its closing quote, or cut short.
 from __future__ import annotations
 
 import pytest
+from reviewcli import HookCli
+
 from context_kernel.security import redact_text
 from context_kernel.security.redact import MIN_SECRET_LENGTH
-from reviewcli import HookCli
 
 SECRET = "s3cr3tVALUEabcdef"
 

@@ -6,12 +6,12 @@ import subprocess
 import sys
 import time
 
+import claude_payloads as cc
 import pytest
 
 from context_kernel.hooks.extract import classify_prompt, events_from
 from context_kernel.hooks.model import CATEGORIES, Event, HookCall
 
-import claude_payloads as cc
 
 def events(payload: dict) -> list[Event]:
     return events_from(cc.as_call(payload))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import xml.etree.ElementTree as ET
 
+import claude_payloads as cc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +13,6 @@ from context_kernel.hooks.extract import events_from
 from context_kernel.hooks.guide import ROUTING_MAX, resume_guide, routing_guide
 from context_kernel.hooks.model import CATEGORIES, Event
 from context_kernel.hooks.snapshot import build_snapshot
-
-import claude_payloads as cc
 
 TOOLS = ("ctx_execute", "ctx_execute_file", "ctx_batch_execute", "ctx_search", "ctx_fetch_and_index",
          "ctx_index", "ctx_export", "ctx_stats")

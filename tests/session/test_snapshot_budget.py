@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import claude_payloads as cc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,8 +12,6 @@ from hypothesis import strategies as st
 from context_kernel.hooks.extract import events_from
 from context_kernel.hooks.model import CATEGORIES, Event
 from context_kernel.hooks.snapshot import MIN_BUDGET, build_snapshot
-
-import claude_payloads as cc
 
 NOW = 1_700_000_000.0
 

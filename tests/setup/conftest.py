@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from context_kernel.setup.cli import main
 from setup_helpers import SetupEnv
+
+from context_kernel.setup.cli import main
 
 
 @pytest.fixture

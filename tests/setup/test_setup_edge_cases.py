@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from setup_helpers import CODEX_TOML, MARKDOWN, SetupEnv
+
 from context_kernel.setup import hooks_status, mcp_entry_present, mcp_entry_where
 from context_kernel.setup.clients import vscode_user_dir
 from context_kernel.setup.instructions import (
@@ -18,7 +20,6 @@ from context_kernel.setup.instructions import (
     remove_block,
     upsert_block,
 )
-from setup_helpers import CODEX_TOML, MARKDOWN, SetupEnv
 
 
 def write(path: Path, text: str) -> Path:

@@ -11,11 +11,18 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 import anyio
 import pytest
 import trustme
+from local_http import PAGE, LocalServer, bomb
 
 from context_kernel.web.client import FetchResult, SafeFetcher
-from context_kernel.web.errors import (FetchBlocked, FetchError, FetchHTTPError, FetchTimeout, FetchTooLarge,
-                                       FetchTooManyRedirects, FetchUnreachable)
-from local_http import PAGE, LocalServer, bomb
+from context_kernel.web.errors import (
+    FetchBlocked,
+    FetchError,
+    FetchHTTPError,
+    FetchTimeout,
+    FetchTooLarge,
+    FetchTooManyRedirects,
+    FetchUnreachable,
+)
 
 pytestmark = pytest.mark.anyio
 

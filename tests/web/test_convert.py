@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from context_kernel.web.convert import (
     Converted,
     UnsupportedContent,
@@ -224,7 +225,7 @@ def test_nesting_deeper_than_libxml2_allows_still_keeps_the_words() -> None:
         got = convert(body, "text/html", URL)
 
         assert got.kind == "html-fallback"
-        assert ["before", "deep text", "after & done"] == [w for w in got.text.split("\n") if w]
+        assert [w for w in got.text.split("\n") if w] == ["before", "deep text", "after & done"]
     unclosed = ("<html><body>" + "<font>" * 5000 + "<p>old forum post</p></body></html>").encode()
     assert "old forum post" in convert(unclosed, "text/html", URL).text
 

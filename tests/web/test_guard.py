@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from context_kernel.web.errors import FetchBlocked
 from context_kernel.web.address_rules import check_address, check_scheme, parse_ip, refusal
+from context_kernel.web.errors import FetchBlocked
 
 ALWAYS_REFUSED = [
     ("169.254.169.254", "link-local/metadata address 169.254.169.254"),

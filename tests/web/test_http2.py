@@ -15,10 +15,11 @@ from pathlib import Path
 import anyio
 import pytest
 import trustme
-from context_kernel.web.client import SafeFetcher
-from context_kernel.web.errors import FetchHTTPError, FetchTooLarge
 from local_h2 import H2Server, Streamed
 from local_http import PAGE
+
+from context_kernel.web.client import SafeFetcher
+from context_kernel.web.errors import FetchHTTPError, FetchTooLarge
 
 pytestmark = pytest.mark.anyio
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import anyio
 
-from ..metering import count
 from ..errors import check_batch
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
 from ..knowledge.model import Chunk
 from ..knowledge.service import KnowledgeService
 from ..knowledge.terms import is_distinctive, stem, words
+from ..metering import count
 from .requests import Command, ExecuteRequest, SessionRef
 from .service import ExecutionService
 

@@ -11,8 +11,6 @@ import hashlib
 from pathlib import Path
 
 
-
-
 def file_hash(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:

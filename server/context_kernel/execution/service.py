@@ -19,14 +19,14 @@ from ..errors import ContextKernelError, InvalidRequest, KernelError
 from ..kernels.backend import JupyterKernel
 from ..kernels.languages import Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
-from ..store.db import Database
-from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
-from .collector import OutputCollector
 from ..knowledge.intent import intent_excerpt
 from ..knowledge.service import KnowledgeService
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
 from ..settings import INTENT_THRESHOLD
+from ..store.db import Database
+from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
+from .collector import OutputCollector
 from .files import file_hash, preamble
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef

@@ -42,7 +42,7 @@ def to_event(row: EventRow) -> Event:
 class Memory:
     """Everything session memory does with one database."""
 
-    engine: "Engine"
+    engine: Engine
     home: Path
 
     @property

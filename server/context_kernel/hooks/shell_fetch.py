@@ -193,7 +193,7 @@ def _command(words: list[str]) -> tuple[str, list[str]]:
     while i < len(words):
         word = words[i]
         name = os.path.basename(word)
-        if _ASSIGNMENT.match(word) or word.startswith("-") and i > 0:
+        if _ASSIGNMENT.match(word) or (word.startswith("-") and i > 0):
             i += 1
         elif name in _WRAPPERS:
             i += 1

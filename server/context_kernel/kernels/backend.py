@@ -24,7 +24,6 @@ from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
 from .quirks import setup_code
 
-
 RECEIVE_QUEUE_MESSAGES = 128
 
 

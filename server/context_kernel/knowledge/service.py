@@ -7,14 +7,14 @@ and one hop per call keeps the event loop free.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..metering import count
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
-from ..metering import count
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec
 from .chunking import chunk_document

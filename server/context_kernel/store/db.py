@@ -59,7 +59,7 @@ class Database:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ck-sqlite")
 
     @classmethod
-    def open(cls, path: Path) -> "Database":
+    def open(cls, path: Path) -> Database:
         return cls(open_engine(path))
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..metering import count
 from ..execution.requests import ExecuteReply, ExecuteRequest
+from ..metering import count
 from .context import holder_and_session, progress_reporter
 
 Language = Annotated[str, Field(description=(

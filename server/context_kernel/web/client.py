@@ -24,10 +24,9 @@ import httpcore
 import httpx
 
 from .. import __version__
-from .decoding import BodyTooLarge, BoundedDecoder, DecodeFailed, UnsupportedEncoding, accept_encoding
-from .errors import (FetchError, FetchHTTPError, FetchTimeout, FetchTooLarge, FetchTooManyRedirects,
-                     FetchUnreachable)
 from .address_rules import check_address, check_scheme, parse_ip
+from .decoding import BodyTooLarge, BoundedDecoder, DecodeFailed, UnsupportedEncoding, accept_encoding
+from .errors import FetchError, FetchHTTPError, FetchTimeout, FetchTooLarge, FetchTooManyRedirects, FetchUnreachable
 from .transport import NameNotResolved, PinnedTransport, Resolver, system_resolver
 
 MB = 1024 * 1024

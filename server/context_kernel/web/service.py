@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+
 import anyio
 
-from ..metering import count
 from ..errors import ContextKernelError, check_batch
 from ..knowledge.service import KnowledgeService
+from ..metering import count
 from ..security.call_guard import DenyGuard
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, delete_older_than

@@ -18,8 +18,16 @@ from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
 from . import copilot
-from .common import (CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, claude_style_doc, as_dict,
-                     dumps, normalised_input, text, with_event_name)
+from .common import (
+    CLAUDE_STYLE_EVENTS,
+    CLAUDE_STYLE_NAMES,
+    as_dict,
+    claude_style_doc,
+    dumps,
+    normalised_input,
+    text,
+    with_event_name,
+)
 
 NAME = "claude-code"
 # PostToolUseFailure: Claude Code's event for a failed tool call (answered like PostToolUse).

@@ -26,8 +26,16 @@ import re
 from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
-from .common import (CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, claude_style_doc, as_dict,
-                     dumps, normalised_input, text, with_event_name)
+from .common import (
+    CLAUDE_STYLE_EVENTS,
+    CLAUDE_STYLE_NAMES,
+    as_dict,
+    claude_style_doc,
+    dumps,
+    normalised_input,
+    text,
+    with_event_name,
+)
 
 NAME = "codex"
 EVENTS: dict[str, HookEvent] = dict(CLAUDE_STYLE_EVENTS)

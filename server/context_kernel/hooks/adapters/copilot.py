@@ -26,8 +26,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import HookAnswer, HookCall, HookEvent
-from .common import (CLAUDE_STYLE_EVENTS, CLAUDE_STYLE_NAMES, claude_style_doc, as_dict, dumps, first, normalised_input,
-                     split_prefixed_mcp, text, with_event_name)
+from .common import (
+    CLAUDE_STYLE_EVENTS,
+    CLAUDE_STYLE_NAMES,
+    as_dict,
+    claude_style_doc,
+    dumps,
+    first,
+    normalised_input,
+    split_prefixed_mcp,
+    text,
+    with_event_name,
+)
 
 NAME = "copilot"
 EVENTS: dict[str, HookEvent] = dict(CLAUDE_STYLE_EVENTS)
