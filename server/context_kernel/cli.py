@@ -23,27 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .clients import CLIENT_NAMES
+from .locations import claude_user_settings, data_home, project_dir, user_home
 from .settings import DEFAULT_HARD_CAP, DEFAULT_RETURN_BUDGET, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, Settings
+from .setup.cli import add_parsers as add_setup_parsers
 
-# Variables clients set to tell a server which project it serves, in order of preference.
-PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "VSCODE_CWD", "PWD")
 EXIT_GRACE_S = 8.0
-
-
-def default_home(env: dict[str, str]) -> Path:
-    if env.get("CONTEXT_KERNEL_HOME"):
-        return Path(env["CONTEXT_KERNEL_HOME"]).expanduser()
-    data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "context-kernel"
-
-
-def project_dir(arg: str | None, env: dict[str, str]) -> Path:
-    if arg:
-        return Path(arg).expanduser().resolve()
-    for var in PROJECT_VARS[:-1]:
-        if env.get(var) and Path(env[var]).is_dir():
-            return Path(env[var]).resolve()
-    return Path.cwd().resolve()
 
 
 def _env_int(env: dict[str, str], name: str, default: int) -> int:
@@ -62,8 +47,8 @@ def _fetch_proxy(env: dict[str, str]) -> str | None:
 
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
     return Settings(
-        home=default_home(env),
-        project_dir=project_dir(getattr(args, "project", None), env),
+        home=data_home(env),
+        project_dir=project_dir(env, explicit=getattr(args, "project", None)),
         return_budget=_env_int(env, "CONTEXT_KERNEL_RETURN_BUDGET", DEFAULT_RETURN_BUDGET),
         hard_output_cap=_env_int(env, "CONTEXT_KERNEL_OUTPUT_CAP", DEFAULT_HARD_CAP),
         default_timeout_ms=_env_int(env, "CONTEXT_KERNEL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
@@ -75,8 +60,8 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         fetch_max_body=_env_int(env, "CONTEXT_KERNEL_FETCH_MAX_BYTES", 50 * 1024 * 1024),
         fetch_proxy=_fetch_proxy(env),
         base_env=dict(env),
-        user_home=Path.home(),
-        claude_settings=Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json",
+        user_home=user_home(env),
+        claude_settings=claude_user_settings(env),
     )
 
 
@@ -264,6 +249,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from .errors import ContextKernelError
     from .notebooks.replay import replay
 
     path = Path(args.notebook)
@@ -272,7 +258,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 2
     try:
         report = replay(path, timeout_s=args.timeout)
-    except ValueError as exc:
+    except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2
     print(report.render())
@@ -287,9 +273,6 @@ def cmd_hook(args: argparse.Namespace) -> int:
     return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ))
 
 
-SETUP_CLIENTS = ("claude-code", "gemini", "codex", "cursor", "copilot")
-
-
 def _console_script() -> str:
     """The installed `context-kernel` script the clients should start: next to this Python, else on PATH."""
     import shutil
@@ -301,22 +284,9 @@ def _console_script() -> str:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    from .setup.cli import main as setup_main
+    from .setup.cli import run
 
-    argv = [args.command, args.client] + (["--project", args.project] if args.project else [])
-    argv += (["--global"] if args.is_global else []) + (["--dry-run"] if args.dry_run else [])
-    return setup_main(argv, home_dir=Path.home(), cwd=Path.cwd(), executable=_console_script())
-
-
-def _add_setup_parsers(sub: Any) -> None:
-    for name, text in (("setup", "register the MCP server, hooks and routing instructions with a client"),
-                       ("uninstall", "remove exactly what setup added for a client")):
-        p = sub.add_parser(name, help=text)
-        p.add_argument("client", choices=SETUP_CLIENTS)
-        p.add_argument("--project", default=None, help="project directory (default: the current directory)")
-        p.add_argument("--global", dest="is_global", action="store_true", help="the user's own config files")
-        p.add_argument("--dry-run", action="store_true", help="print a diff of every file; write nothing")
-        p.set_defaults(func=cmd_setup)
+    return run(args, home_dir=user_home(dict(os.environ)), cwd=Path.cwd(), executable=_console_script())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,10 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     replay.set_defaults(func=cmd_replay)
     hook = sub.add_parser("hook", help="answer a client hook: its event JSON on stdin, our answer on stdout")
-    hook.add_argument("client", help="claude-code | gemini | codex | cursor | copilot")
+    hook.add_argument("client", help=" | ".join(CLIENT_NAMES))
     hook.add_argument("event", help="the client's own event name, e.g. PreToolUse")
     hook.set_defaults(func=cmd_hook)
-    _add_setup_parsers(sub)
+    add_setup_parsers(sub, cmd_setup)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -1,6 +1,32 @@
 """The error vocabulary of context-kernel. Adapters map library errors to these with `raise ... from exc`.
 
-Each error carries fields a caller can act on, and a `hint`: what the agent should do next.
+Each error carries fields a caller can act on, and a `hint`: what the agent should do next. The
+MCP edge (`tools/server.py`) is the one place that turns them into results: an `isError` result
+whose text is the message, then the hint. Code that fails *inside* a kernel is not an error here:
+it is the cell's output, returned as data.
+
+    ContextKernelError                 every error we raise on purpose (message + hint)
+    ├── InvalidRequest                 the arguments cannot be acted on
+    │   ├── PathRefused                a path escapes the project or does not exist
+    │   └── Denied                     a deny rule in the user's Claude Code settings forbids it
+    ├── KernelError                    a kernel process misbehaved
+    │   ├── KernelUnavailable          no kernelspec or runtime for the language
+    │   ├── KernelStartFailed          the kernel did not come up
+    │   ├── KernelRestartFailed        an interrupted kernel could not be restarted
+    │   └── PoolExhausted              every kernel slot is busy
+    ├── StoreError                     SQLite failed (locked beyond retries, corrupt, disk full)
+    ├── ReplayError                    a notebook cannot be replayed here (notebooks/replay.py)
+    └── FetchError                     a URL could not be fetched or indexed (web/errors.py)
+        ├── FetchBlocked               the address rules refuse the URL or an address it resolves to
+        ├── FetchTooLarge              the body is over the size cap
+        ├── FetchTimeout               a phase of the fetch took too long
+        ├── FetchUnreachable           no connection (DNS, refused, TLS)
+        ├── FetchHTTPError             a 4xx or 5xx answer
+        ├── FetchTooManyRedirects      the redirect chain is over the limit
+        └── UnsupportedContent         the body is binary: nothing to index as text
+
+A kernel that dies while a cell runs is not an exception: the cell's outcome says so
+(`died`), the reply is an error result, and the pool replaces the kernel.
 """
 
 from __future__ import annotations
@@ -67,13 +93,12 @@ class KernelStartFailed(KernelError):
         self.log_tail = log_tail
 
 
-class KernelDied(KernelError):
-    """The kernel process exited while a cell ran (segfault, os._exit, OOM kill)."""
+class KernelRestartFailed(KernelError):
+    """An interrupt did not stop the cell and the restart that followed failed too; the kernel is replaced."""
 
-    def __init__(self, message: str, *, kernel_name: str, exit_code: int | None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, kernel_name: str) -> None:
+        super().__init__(message, hint="call again: a new kernel starts (its state is lost)")
         self.kernel_name = kernel_name
-        self.exit_code = exit_code
 
 
 class PoolExhausted(KernelError):
@@ -83,15 +108,8 @@ class PoolExhausted(KernelError):
 class StoreError(ContextKernelError):
     """The SQLite store failed (locked beyond retries, corrupt, disk full)."""
 
+    hint = "check the data dir (CONTEXT_KERNEL_HOME): free disk space, permissions; `context-kernel doctor` tests it"
 
-MAX_CONCURRENCY = 8
 
-
-def check_batch(count: int, limit: int, concurrency: int, *, noun: str, example: str) -> None:
-    """Refuse an empty or oversized batch, or a concurrency outside 1..8, saying what to pass."""
-    if count == 0:
-        raise InvalidRequest(f"no {noun} given", hint=f"pass {example}")
-    if count > limit:
-        raise InvalidRequest(f"{count} {noun} is more than {limit} in one call", hint="split the batch")
-    if not 1 <= concurrency <= MAX_CONCURRENCY:
-        raise InvalidRequest(f"concurrency must be 1..{MAX_CONCURRENCY}, not {concurrency}")
+class ReplayError(ContextKernelError):
+    """An exported notebook cannot be replayed here: it names no kernel, a part is missing, a kernel is not installed."""

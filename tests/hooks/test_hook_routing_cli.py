@@ -4,6 +4,7 @@ nudges once per session, and a broken input never breaks the agent."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,6 +210,18 @@ def test_project_deny_rules_block_bash_and_our_tools_with_or_without_a_server(ho
             "allowed_code": hooks.call("claude-code", "PreToolUse-ctx_execute").answer,
         }
     assert answers == expected
+
+
+def test_project_deny_rules_still_apply_after_the_agent_cd_ed_out_of_the_project(hooks: Hooks, tmp_path: Path) -> None:
+    # The client's project variable names the root where the rules live; the payload's cwd (here
+    # outside the project) used to win, and the project's rules were then not loaded at all.
+    hooks.deny("Bash(rm -rf *)")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    payload = hooks.payload("claude-code", "PreToolUse-Bash", command="rm -rf build")
+    payload["cwd"] = str(elsewhere)
+    answer = hooks.run("claude-code", "PreToolUse", payload, CLAUDE_PROJECT_DIR=str(hooks.project)).answer
+    assert answer == claude_deny(denial(hooks, "check_shell", "rm -rf build"))
 
 
 def test_deny_rules_from_the_user_settings_apply_and_reach_every_client_in_its_shape(hooks: Hooks) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from setup_helpers import CLIENT_NAMES, SetupEnv, contains, parse_as, parsed
 
-from context_kernel.setup import get_client, hooks_status, mcp_entry_present
-from context_kernel.setup.clients import Scope
+from context_kernel.setup.clients import Scope, get_client
 from context_kernel.setup.instructions import END, START
+from context_kernel.setup.status import hooks_status, mcp_entry_present
 
 BAK = ".context-kernel.bak"
 

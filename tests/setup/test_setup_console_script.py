@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from context_kernel.setup import hooks_status, mcp_entry_present
+from context_kernel.setup.status import hooks_status, mcp_entry_present
 
 SCRIPT = Path(sys.executable).with_name("context-kernel")
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from setup_helpers import CODEX_TOML, MARKDOWN, SetupEnv
 
-from context_kernel.setup import hooks_status, mcp_entry_present, mcp_entry_where
 from context_kernel.setup.clients import vscode_user_dir
 from context_kernel.setup.instructions import (
     BLOCK,
@@ -20,6 +19,7 @@ from context_kernel.setup.instructions import (
     remove_block,
     upsert_block,
 )
+from context_kernel.setup.status import hooks_status, mcp_entry_present, mcp_entry_where
 
 
 def write(path: Path, text: str) -> Path:

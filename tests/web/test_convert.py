@@ -14,10 +14,10 @@ import pytest
 
 from context_kernel.web.convert import (
     Converted,
-    UnsupportedContent,
     convert,
     decode_body,
 )
+from context_kernel.web.errors import UnsupportedContent
 
 PAGES = Path(__file__).parent / "pages"
 URL = "https://docs.example.com/guide/page.html"

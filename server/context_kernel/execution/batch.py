@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from ..errors import check_batch
+from ..batches import check_batch
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
 from ..knowledge.model import Chunk

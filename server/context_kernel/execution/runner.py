@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from ..errors import KernelRestartFailed
 from ..kernels.backend import JupyterKernel
 from .collector import OutputCollector
 
@@ -142,8 +143,13 @@ class CellRun:
         if self.died:
             return CellOutcome(status="died", error_name="KernelDied",
                                error_value="the kernel died while being interrupted; it will be replaced")
-        with anyio.CancelScope(shield=True):
-            await self.kernel.restart(restart_timeout)
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.kernel.restart(restart_timeout)
+        except KernelRestartFailed as exc:
+            self.finished = self.died = True  # the caller replaces a kernel that died
+            return CellOutcome(status="died", error_name="KernelDied", interrupted=True,
+                               error_value=f"{exc.message}; a new kernel starts with the next call (state lost)")
         self.finished = True
         return CellOutcome(
             status="timeout", interrupted=True, restarted=True, error_name="Timeout",

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..cli import default_home  # already loaded: the console script's entry point is cli.main
+from ..locations import claude_user_settings, data_home, project_dir, user_home
 from .adapters import CLIENTS
 from .model import NEUTRAL, HookAnswer, HookCall
 
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 # Modules needed by one kind of event only are imported in its branch: every hook pays for the
 # imports at the top, and PostToolUse (the most frequent event with PreToolUse) needs no routing.
 
-# Variables clients set to the project root (Gemini sets both GEMINI_ and CLAUDE_PROJECT_DIR).
-PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 LOG_MAX_BYTES = 1024 * 1024
 
 
@@ -39,7 +37,7 @@ def main(client: str, event: str, stdin_text: str, env: dict[str, str],
     out = stdout or sys.stdout
     started = time.perf_counter()
     try:
-        home = default_home(env)
+        home = data_home(env)
     except RuntimeError:  # no HOME and no passwd entry: answer anyway, under the working directory
         home = Path(".context-kernel")
     adapter = CLIENTS.get(client)
@@ -68,7 +66,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
     if not isinstance(payload, dict):
         raise TypeError(f"hook input is a JSON {type(payload).__name__}, not an object")
     call = adapter.parse(event, payload)
-    project = project_dir(call, env)
+    project = project_dir(env, agent_cwd=call.cwd)
     answer: HookAnswer = NEUTRAL
     if call.event == "pre_tool":
         from . import liveness, routing
@@ -131,20 +129,6 @@ def _take_restore(home: Path, session_id: str) -> bool:
     return True
 
 
-def project_dir(call: HookCall, env: dict[str, str]) -> Path:
-    """The project root: the client's project variable when the call's cwd lies inside it (the agent
-    may have cd'ed into a subdirectory, but deny rules live at the root), else the payload's cwd,
-    else the hook's own working directory."""
-    cwd = Path(call.cwd) if call.cwd and os.path.isabs(call.cwd) else None
-    for var in PROJECT_VARS:
-        value = env.get(var)
-        if value and os.path.isabs(value):
-            root = Path(value)
-            if cwd is None or cwd == root or root in cwd.parents:
-                return root
-    return cwd or Path(os.getcwd())
-
-
 def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None = None) -> int:
     """Extract the call's events, redact them and append them to the session's spool."""
     try:
@@ -168,15 +152,6 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
                         project=str(project.resolve()) if project else None)
 
 
-def user_home(env: dict[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home())
-
-
-def user_settings_path(env: dict[str, str]) -> Path:
-    """Claude Code's global settings file (CLAUDE_CONFIG_DIR moves ~/.claude)."""
-    return Path(env.get("CLAUDE_CONFIG_DIR") or user_home(env) / ".claude") / "settings.json"
-
-
 def _load_rules(project: Path, env: dict[str, str], home: Path) -> DenyRulesLike | None:
     try:
         from ..security.deny import DenyRules
@@ -185,7 +160,7 @@ def _load_rules(project: Path, env: dict[str, str], home: Path) -> DenyRulesLike
             raise
         log(home, "deny rules not applied: context_kernel.security.deny is not installed")
         return None
-    rules = DenyRules.load(project, user_settings_path(env))
+    rules = DenyRules.load(project, claude_user_settings(env))
     for warning in rules.warnings:  # e.g. a settings file with invalid JSON: its rules are not applied
         log(home, f"deny rules: {warning}")
     checked: DenyRulesLike = rules

@@ -19,7 +19,7 @@ import zmq
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
-from ..errors import KernelStartFailed, KernelUnavailable
+from ..errors import KernelRestartFailed, KernelStartFailed, KernelUnavailable
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
 from .quirks import setup_code
@@ -202,10 +202,16 @@ class JupyterKernel:
     async def restart(self, timeout: float) -> None:
         """Runner calls this when an interrupt did not bring the kernel back: state is lost."""
         assert self._km is not None
-        with anyio.fail_after(timeout):
-            await self._km.restart_kernel(now=True)
-            await self._kc.wait_for_ready(timeout=timeout)
-        await self.drain()
+        try:
+            with anyio.fail_after(timeout):
+                await self._km.restart_kernel(now=True)
+                await self._kc.wait_for_ready(timeout=timeout)
+            await self.drain()
+        except (TimeoutError, RuntimeError, OSError) as exc:
+            raise KernelRestartFailed(
+                f"kernel {self.kernel_name!r} could not be restarted after an interrupt: {exc or type(exc).__name__}",
+                kernel_name=self.kernel_name,
+            ) from exc
 
     async def drain(self) -> None:
         """Drop queued messages left by an interrupted or restarted cell."""

@@ -36,6 +36,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+from ..errors import ReplayError
 from ..execution.text import strip_ansi
 from ..kernels.specs import find_spec
 
@@ -142,10 +143,10 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None) -> Repl
         return _replay_one(path, nb, timeout_s, cwd)
     listed = nb.metadata.get("context_kernel", {}).get("notebooks")
     if not listed:
-        raise ValueError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
+        raise ReplayError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
     missing = [name for name in listed if not (path.parent / name).is_file()]
     if missing:
-        raise ValueError(f"{path} lists notebooks that are not next to it: {', '.join(missing)}")
+        raise ReplayError(f"{path} lists notebooks that are not next to it: {', '.join(missing)}")
     report = ReplayReport()
     for name in listed:
         part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s, cwd)
@@ -160,7 +161,7 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None) -> Repl
 def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None) -> ReplayReport:
     kernel = nb.metadata.kernelspec.name
     if find_spec(kernel) is None:
-        raise ValueError(f"{path.name} needs the kernel {kernel!r}, which is not installed here "
+        raise ReplayError(f"{path.name} needs the kernel {kernel!r}, which is not installed here "
                          "(context-kernel doctor lists the kernels)")
     recorded = copy.deepcopy(nb)
     for cell in nb.cells:

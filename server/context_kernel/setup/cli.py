@@ -10,31 +10,51 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .apply import Action, Plan, build_plan, display, write_plan
-from .clients import BACKUP_SUFFIX, CLIENTS, Scope
-from .errors import ConfigFileError
-from .status import hooks_status
+from ..clients import CLIENT_NAMES
+
+if TYPE_CHECKING:
+    from .apply import Plan
 
 PART_LABELS = {"mcp": 'MCP server "context-kernel"', "instructions": "routing instructions"}
 VERBS = {"create": "created", "update": "updated", "delete": "removed"}
+COMMANDS = (("setup", "register the MCP server, hooks and routing instructions with a client"),
+            ("uninstall", "remove exactly what setup added for a client"))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__)
-    parser.add_argument("action", choices=["setup", "uninstall"])
-    parser.add_argument("client", choices=list(CLIENTS))
-    parser.add_argument("--project", default=None, help="project directory (default: the current directory)")
-    parser.add_argument("--global", dest="is_global", action="store_true",
-                        help="write the user's own config files instead of the project's")
-    parser.add_argument("--dry-run", action="store_true", help="print the diff of every file; write nothing")
-    return parser
+def add_parsers(sub: Any, run: Callable[[argparse.Namespace], int]) -> None:
+    """Register `setup` and `uninstall` on the main parser's subcommands; `run` is called with the parsed args.
+
+    Cheap on purpose: the main parser is built for every command, the hooks' included, so what
+    setup needs (TOML editing, diffs) is imported only when it runs.
+    """
+    for name, text in COMMANDS:
+        p = sub.add_parser(name, help=text, description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("client", choices=CLIENT_NAMES)
+        p.add_argument("--project", default=None, help="project directory (default: the current directory)")
+        p.add_argument("--global", dest="is_global", action="store_true",
+                       help="write the user's own config files instead of the project's")
+        p.add_argument("--dry-run", action="store_true", help="print the diff of every file; write nothing")
+        p.set_defaults(func=run, action=name)
 
 
 def main(argv: list[str], home_dir: Path, cwd: Path, executable: str) -> int:
-    args = build_parser().parse_args(argv)
-    action: Action = args.action
+    """`setup`/`uninstall` parsed as the top-level CLI parses them (the tests call this)."""
+    parser = argparse.ArgumentParser(prog="context-kernel")
+    add_parsers(parser.add_subparsers(dest="command", required=True), lambda _args: 0)
+    return run(parser.parse_args(argv), home_dir=home_dir, cwd=cwd, executable=executable)
+
+
+def run(args: argparse.Namespace, *, home_dir: Path, cwd: Path, executable: str) -> int:
+    from .apply import build_plan, display, write_plan
+    from .clients import CLIENTS, Scope
+    from .errors import ConfigFileError
+
+    action = args.action
     client = CLIENTS[args.client]
     project = _project_dir(args.project, cwd, home_dir)
     if not project.is_dir():
@@ -72,6 +92,10 @@ def _project_dir(arg: str | None, cwd: Path, home_dir: Path) -> Path:
 
 
 def _report(plan: Plan, backups: list[Path], where: str) -> None:
+    from .apply import display
+    from .clients import BACKUP_SUFFIX
+    from .status import hooks_status
+
     client, scope = plan.client, plan.scope
     done = "set up" if plan.action == "setup" else "removed"
     print(f"{client.title}: context-kernel {done} in {where}")

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..clients import CLIENT_NAMES
+
 SERVER_NAME = "context-kernel"
 BACKUP_SUFFIX = ".context-kernel.bak"
 
@@ -228,6 +230,9 @@ CLIENTS: dict[str, Client] = {
                 "project too, VS Code runs both sets."),),
     ),
 }
+
+
+assert tuple(CLIENTS) == CLIENT_NAMES, "setup/clients.py and clients.py must name the same clients"
 
 
 def get_client(name: str) -> Client:

@@ -17,13 +17,11 @@ from urllib.parse import urlsplit
 
 import charset_normalizer
 
-from context_kernel.errors import ContextKernelError
-
+from .errors import UnsupportedContent
 from .html import MAX_READABILITY_CHARS, MIN_READABILITY_SHARE, Converted, convert_html, first_h1, words_only
 
-# The HTML constants and Converted moved to html.py; callers keep importing them from here.
-__all__ = ["MAX_READABILITY_CHARS", "MIN_READABILITY_SHARE", "SNIFF_BYTES", "Converted", "UnsupportedContent",
-           "convert", "decode_body"]
+# The HTML constants and Converted live in html.py; callers import them from here.
+__all__ = ["MAX_READABILITY_CHARS", "MIN_READABILITY_SHARE", "SNIFF_BYTES", "Converted", "convert", "decode_body"]
 
 SNIFF_BYTES = 8192
 
@@ -39,18 +37,6 @@ _TEXT_APPLICATION = frozenset({  # application/* types that are text; other unkn
     "application/xml", "application/javascript", "application/ecmascript", "application/x-javascript",
     "application/x-sh", "application/sql", "application/yaml", "application/x-yaml", "application/toml",
     "application/graphql", "application/x-ndjson", "application/rtf"})
-
-
-class UnsupportedContent(ContextKernelError):
-    """The body is binary (image, PDF, archive, ...): nothing in it can be indexed as text."""
-
-    hint = "Look for an HTML or text version of it, or download the file and read it with code in a kernel."
-
-    def __init__(self, content_type: str, detected: str | None = None) -> None:
-        what = f"{detected} (served as {content_type})" if detected else f"{content_type} content"
-        super().__init__(f"cannot index {what}: only text, HTML, JSON and markdown are indexed")
-        self.content_type = content_type
-        self.detected = detected
 
 
 # --- decoding -------------------------------------------------------------------------------

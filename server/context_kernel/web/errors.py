@@ -111,3 +111,15 @@ def _status_hint(status: int) -> str:
     if status == 429 or status >= 500:
         return "The server is overloaded or failing; try again later."
     return "The server refused the request; check the URL."
+
+
+class UnsupportedContent(FetchError):
+    """The body is binary (image, PDF, archive, ...): nothing in it can be indexed as text."""
+
+    hint = "Look for an HTML or text version of it, or download the file and read it with code in a kernel."
+
+    def __init__(self, content_type: str, detected: str | None = None) -> None:
+        what = f"{detected} (served as {content_type})" if detected else f"{content_type} content"
+        super().__init__(f"cannot index {what}: only text, HTML, JSON and markdown are indexed")
+        self.content_type = content_type
+        self.detected = detected

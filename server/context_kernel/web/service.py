@@ -11,14 +11,15 @@ from collections.abc import Callable
 
 import anyio
 
-from ..errors import ContextKernelError, check_batch
+from ..batches import check_batch
+from ..errors import ContextKernelError
 from ..knowledge.service import KnowledgeService
 from ..metering import count
 from ..security.call_guard import DenyGuard
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, delete_older_than
 from .client import SafeFetcher
-from .convert import UnsupportedContent, convert
+from .convert import convert
 from .outcomes import FetchOutcome, FetchRequest, preview
 
 DEFAULT_TTL_S = 24 * 3600
@@ -72,9 +73,7 @@ class FetchService:
         try:
             got = await self._fetcher.fetch(req.url, self._guard.check_url if self._guard else None)
             converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, got.final_url)
-        except UnsupportedContent as exc:
-            return FetchOutcome(req.url, label, "error", error=str(exc))
-        except ContextKernelError as exc:
+        except ContextKernelError as exc:  # refused, failed or binary (UnsupportedContent): this URL's outcome
             return FetchOutcome(req.url, label, "error", error=str(exc))
         row = await self._knowledge.index_text(label=label, text=converted.text, name=converted.name, kind="fetch",
                                                origin=req.url, session_id=session_id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ...clients import CLIENT_NAMES
 from . import claude_code, codex, copilot, cursor, gemini
 
 if TYPE_CHECKING:  # creating a Protocol class costs ~2 ms, and every hook imports this package
@@ -31,10 +32,5 @@ if TYPE_CHECKING:  # creating a Protocol class costs ~2 ms, and every hook impor
         def can_add_context(self, call: HookCall) -> bool: ...
 
 
-CLIENTS: dict[str, Adapter] = {
-    claude_code.NAME: claude_code,
-    gemini.NAME: gemini,
-    codex.NAME: codex,
-    cursor.NAME: cursor,
-    copilot.NAME: copilot,
-}
+CLIENTS: dict[str, Adapter] = {adapter.NAME: adapter for adapter in (claude_code, gemini, codex, cursor, copilot)}
+assert tuple(CLIENTS) == CLIENT_NAMES, "every client in clients.py has exactly one adapter"

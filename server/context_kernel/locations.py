@@ -1,0 +1,64 @@
+"""Where things are: the data dir, the project dir, the user's home and the clients' settings files.
+
+One set of rules for the server and the hooks, so the two always agree on which project a call
+belongs to and where its state lives. Standard library only (the hooks import it on every tool
+call of the agent), and no environment is read here: callers pass the environment the CLI read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+DATA_DIR_VAR = "CONTEXT_KERNEL_HOME"
+# What clients set to tell a server or a hook which project it serves, in order of preference
+# (Gemini CLI sets both GEMINI_ and CLAUDE_PROJECT_DIR).
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+# The directory VS Code was started from: a weaker hint than the agent's own working directory.
+LAUNCH_DIR_VAR = "VSCODE_CWD"
+
+
+def data_home(env: Mapping[str, str]) -> Path:
+    """All state: `CONTEXT_KERNEL_HOME`, else `$XDG_DATA_HOME/context-kernel`, else `~/.local/share/context-kernel`."""
+    if env.get(DATA_DIR_VAR):
+        return Path(env[DATA_DIR_VAR]).expanduser()
+    data = env.get("XDG_DATA_HOME") or str(user_home(env) / ".local" / "share")
+    return Path(data) / "context-kernel"
+
+
+def user_home(env: Mapping[str, str]) -> Path:
+    """`HOME`, else the password database's entry for this user (raises RuntimeError if neither exists)."""
+    return Path(env.get("HOME") or Path.home())
+
+
+def project_dir(env: Mapping[str, str], *, explicit: str | None = None, agent_cwd: str | None = None) -> Path:
+    """The project a server or a hook call serves, resolved.
+
+    In order: an explicit choice (`--project`); the first client project variable naming an
+    existing absolute directory (deny rules and the server live at the project root even when the
+    agent has cd'ed elsewhere); the agent's working directory when the call says it (hook
+    payloads do); `VSCODE_CWD`; the process's own working directory.
+    """
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    for var in PROJECT_VARS:
+        value = env.get(var)
+        if value and os.path.isabs(value) and os.path.isdir(value):
+            return Path(value).resolve()
+    if agent_cwd and os.path.isabs(agent_cwd):
+        return Path(agent_cwd).resolve()
+    launch = env.get(LAUNCH_DIR_VAR)
+    if launch and os.path.isabs(launch) and os.path.isdir(launch):
+        return Path(launch).resolve()
+    return Path.cwd().resolve()
+
+
+def claude_config_dir(env: Mapping[str, str]) -> Path:
+    """Claude Code's user directory: `CLAUDE_CONFIG_DIR` moves `~/.claude`."""
+    return Path(env.get("CLAUDE_CONFIG_DIR") or user_home(env) / ".claude")
+
+
+def claude_user_settings(env: Mapping[str, str]) -> Path:
+    """Claude Code's global settings file, where the user's own deny rules live."""
+    return claude_config_dir(env) / "settings.json"
