@@ -3,6 +3,10 @@
 The MCP server answers `initialize` before any of this exists: `AppHolder.get()` builds the
 app on the first tool call, so jupyter_client, SQLAlchemy and nbformat are imported off the
 handshake path (clients kill slow servers: 10 s in Codex).
+
+The App hands out services, never the database or a repository: the MCP layer calls one service
+per tool, and every rule about the data (hook events ingested before a read, what a search
+records) lives in the services.
 """
 
 from __future__ import annotations
@@ -17,47 +21,74 @@ import anyio.abc
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from .doctor import Check, KernelFactory
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
-    from .hooks.memory import Memory
     from .kernels.pool import KernelPool
     from .knowledge.service import KnowledgeService
     from .notebooks.service import ExportService
+    from .records import RecordService
     from .store.db import Database
-    from .store.events import EventRepository
-    from .store.executions import ExecutionRepository
     from .web.client import SafeFetcher
     from .web.service import FetchService
 
 CULL_EVERY_S = 60.0
 
 
-@dataclass
+def kernel_factory(settings: Settings) -> KernelFactory:
+    """How every kernel of this server is made (the pool's and doctor's): cwd, environment, where files go."""
+    from .kernels.backend import JupyterKernel
+    from .kernels.env import kernel_environment
+
+    env = kernel_environment(settings.base_env if settings.base_env is not None else {}, settings.extra_kernel_env)
+
+    def make(kernel_name: str) -> JupyterKernel:
+        return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env, runtime_dir=settings.runtime_dir,
+                             log_dir=settings.log_dir)
+
+    return make
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What the App owns and closes; services hold what they need of it, tools never see it."""
+
+    db: Database
+    pool: KernelPool
+    fetcher: SafeFetcher
+
+
+@dataclass(frozen=True)
 class App:
     settings: Settings
-    db: Database
-    executions: ExecutionRepository
-    pool: KernelPool
     execution: ExecutionService
     knowledge: KnowledgeService
     batch: BatchService
     fetch: FetchService
-    fetcher: SafeFetcher
     export: ExportService
-    events: EventRepository
-    memory: Memory
+    records: RecordService
+    _resources: Resources
+
+    async def aclose(self) -> None:
+        """Shut every kernel down, close the HTTP client and the database (shielded, bounded)."""
+        res = self._resources
+        await res.pool.shutdown_all()  # shielded and time-bounded inside
+        with anyio.CancelScope(shield=True):
+            await res.fetcher.aclose()
+
+    def close_store(self) -> None:
+        self._resources.db.close()
 
 
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     # Heavy imports live here on purpose: see the module docstring.
     from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
-    from .hooks.memory import Memory
-    from .kernels.backend import JupyterKernel
-    from .kernels.env import kernel_environment
+    from .hooks.ingestion import Ingestion
     from .kernels.pool import KernelPool
     from .knowledge.service import KnowledgeService
     from .notebooks.service import ExportService
+    from .records import RecordService
     from .security.call_guard import DenyGuard
     from .store.db import Database
     from .store.events import EventRepository
@@ -67,14 +98,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .web.service import FetchService
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
-    base_env = settings.base_env if settings.base_env is not None else {}
-    env = kernel_environment(base_env, settings.extra_kernel_env)
-
-    def factory(kernel_name: str) -> JupyterKernel:
-        return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env,
-                             runtime_dir=settings.runtime_dir, log_dir=settings.log_dir)
-
-    pool = KernelPool(factory, max_kernels=settings.max_kernels, idle_cull_s=settings.kernel_idle_cull_s,
+    kernels = kernel_factory(settings)
+    pool = KernelPool(kernels, max_kernels=settings.max_kernels, idle_cull_s=settings.kernel_idle_cull_s,
                       start_timeout_s=settings.kernel_start_timeout_s)
 
     async def cull_loop() -> None:
@@ -84,32 +109,36 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 
     tg.start_soon(cull_loop)
 
-    executions = ExecutionRepository(db.engine)
+    def spawn(fn: Callable[[], Awaitable[None]]) -> None:
+        tg.start_soon(fn)
+
+    executions, events = ExecutionRepository(db.engine), EventRepository(db.engine)
     limits = ExecutionLimits(
         return_budget=settings.return_budget, hard_output_cap=settings.hard_output_cap,
         default_timeout_ms=settings.default_timeout_ms, max_timeout_ms=settings.max_timeout_ms,
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
-
-    def spawn(fn: Callable[[], Awaitable[None]]) -> None:
-        tg.start_soon(fn)
-
     guard = DenyGuard(settings.project_dir, settings.user_home, settings.claude_settings)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
                                  search_budget=settings.search_budget, guard=guard, spawn=spawn)
-    service = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
-                               limits=limits, spawn=spawn, knowledge=knowledge, guard=guard)
-    batch = BatchService(execution=service, knowledge=knowledge, pool=pool)
+    ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
+    knowledge.ingest_before_reads(ingestion.ingest)
+    execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
+                                 limits=limits, spawn=spawn, knowledge=knowledge, guard=guard)
     fetcher = SafeFetcher(strict=settings.fetch_strict, max_body_bytes=settings.fetch_max_body,
                           proxy=settings.fetch_proxy)
-    fetch = FetchService(db=db, repo=KnowledgeRepository(db.engine), knowledge=knowledge, fetcher=fetcher,
-                         guard=guard)
+    fetch = FetchService(knowledge=knowledge, fetcher=fetcher, guard=guard)
     await fetch.remove_stale()  # fetched content older than 14 days goes when the server starts
-    return App(settings=settings, db=db, executions=executions, pool=pool, execution=service, knowledge=knowledge,
-               batch=batch, fetch=fetch, fetcher=fetcher,
-               export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
-                                    export_dir=settings.home / "exports"),
-               events=EventRepository(db.engine), memory=Memory(engine=db.engine, home=settings.home))
+    return App(
+        settings=settings, execution=execution, knowledge=knowledge,
+        batch=BatchService(execution=execution, knowledge=knowledge, pool=pool), fetch=fetch,
+        export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
+                             export_dir=settings.export_dir),
+        records=RecordService(db=db, executions=executions, events=events, knowledge=knowledge,
+                              ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
+                              export_dir=settings.export_dir, insight_page=settings.insight_page),
+        _resources=Resources(db, pool, fetcher),
+    )
 
 
 class AppHolder:
@@ -134,14 +163,12 @@ class AppHolder:
         assert self._tg is not None
         app, self._app = self._app, None
         if app is not None:
-            await app.pool.shutdown_all()  # shielded and time-bounded inside
-            with anyio.CancelScope(shield=True):
-                await app.fetcher.aclose()
+            await app.aclose()
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
         if app is not None:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(app.db.close)
+                await anyio.to_thread.run_sync(app.close_store)
 
     async def get(self) -> App:
         if self._app is None:
@@ -154,6 +181,13 @@ class AppHolder:
     @property
     def started(self) -> App | None:
         return self._app
+
+    async def doctor(self) -> list[Check]:
+        """ctx_doctor: every check, kernels made as this server makes them. Needs no App: doctor is
+        what a user runs when the store or a kernel is broken."""
+        from .doctor import collect
+
+        return await collect(self.settings, True, kernel_factory(self.settings))
 
     def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
         """Run `fn` in the lifespan's task group: work that must not delay the reply being sent."""

@@ -13,7 +13,6 @@ context-kernel setup|uninstall CLIENT [--global] [--dry-run]        wire into / 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import logging
 import os
 import signal
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .clients import CLIENT_NAMES
+from .lifeline import die_with_parent
 from .locations import claude_user_settings, data_home, project_dir, user_home
 from .settings import DEFAULT_HARD_CAP, DEFAULT_RETURN_BUDGET, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, Settings
 from .setup.cli import add_parsers as add_setup_parsers
@@ -63,12 +63,6 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         user_home=user_home(env),
         claude_settings=claude_user_settings(env),
     )
-
-
-def _die_with_parent() -> None:
-    """If whoever started us dies without closing our stdin, SIGTERM us (Linux)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 def _hard_exit_later(seconds: float) -> None:
@@ -126,7 +120,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
     settings = build_settings(args, dict(os.environ))
     settings.home.mkdir(parents=True, exist_ok=True)
-    _die_with_parent()
+    die_with_parent(signal.SIGTERM)  # the client died without closing our stdin: stop cleanly
     from .hooks.liveness import clear, mark_alive
 
     # Hooks redirect the agent to ctx tools only while this file says a server is up.
@@ -140,10 +134,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from .app import kernel_factory
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
-    return run_doctor(settings, start=not args.no_start)
+    return run_doctor(settings, kernel_factory(settings), start=not args.no_start)
 
 
 async def _fetch(settings: Settings, urls: list[str], source: str | None, force: bool, ttl: float | None,
@@ -217,15 +212,10 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
 
 async def _insight(settings: Settings, out: str | None) -> int:
     from .app import AppHolder
-    from .insight import write_insight
 
-    page = Path(out).expanduser().resolve() if out else settings.home / "insight.html"
     async with AppHolder(settings) as holder:
-        app = await holder.get()
-        await app.db.run(app.memory.ingest)
-        count = await app.db.run(write_insight, app.executions, app.events, settings.home,
-                                 settings.home / "exports", page)
-    print(f"{page} ({count} sessions)")
+        done = await (await holder.get()).records.insight(Path(out).expanduser().absolute() if out else None)
+    print(f"{done.page} ({done.sessions} sessions)")
     return 0
 
 

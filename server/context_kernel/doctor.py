@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 
 from .kernels.languages import LANGUAGES, Language
 from .settings import Settings
+
+if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
+    from .kernels.backend import JupyterKernel
+
+KernelFactory = Callable[[str], "JupyterKernel"]
 
 HELLO: dict[str, str] = {
     "python": "print('ok')", "shell": "echo ok", "r": "cat('ok\\n')", "javascript": "console.log('ok')",
@@ -28,12 +35,10 @@ class Check:
         return f"[{self.level}] {self.subject}: {self.detail}"
 
 
-async def check_language(settings: Settings, lang: Language, start: bool) -> Check:
+async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory) -> Check:
     from .errors import ContextKernelError
     from .execution.collector import OutputCollector
     from .execution.runner import CellRun
-    from .kernels.backend import JupyterKernel
-    from .kernels.env import kernel_environment
     from .kernels.specs import find_spec
 
     subject = f"{lang.name:<10} kernel {lang.kernel_name}"
@@ -41,9 +46,7 @@ async def check_language(settings: Settings, lang: Language, start: bool) -> Che
         return Check("FAIL", subject, f"not installed — {lang.install}")
     if not start:
         return Check("OK", subject, "kernelspec installed (not started: --no-start)")
-    kernel = JupyterKernel(lang.kernel_name, cwd=settings.project_dir,
-                           env=kernel_environment(settings.base_env or {}), runtime_dir=settings.runtime_dir,
-                           log_dir=settings.log_dir)
+    kernel = kernels(lang.kernel_name)  # made as the server makes its kernels (app.kernel_factory)
     began = time.monotonic()
     try:
         await kernel.start(settings.kernel_start_timeout_s)
@@ -136,14 +139,14 @@ def check_hooks(settings: Settings) -> list[Check]:
 KERNEL_CHECK_CONCURRENCY = 3
 
 
-async def collect(settings: Settings, start: bool) -> list[Check]:
+async def collect(settings: Settings, start: bool, kernels: KernelFactory) -> list[Check]:
     checks = [check_versions(), check_home(settings), check_sqlite()]
     results: dict[str, Check] = {}
     limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
 
     async def one(lang: Language) -> None:
         async with limiter:
-            results[lang.name] = await check_language(settings, lang, start)
+            results[lang.name] = await check_language(settings, lang, start, kernels)
 
     async with anyio.create_task_group() as tg:
         for lang in LANGUAGES.values():
@@ -153,8 +156,8 @@ async def collect(settings: Settings, start: bool) -> list[Check]:
     return checks
 
 
-def run_doctor(settings: Settings, start: bool = True) -> int:
-    checks = anyio.run(collect, settings, start)
+def run_doctor(settings: Settings, kernels: KernelFactory, start: bool = True) -> int:
+    checks = anyio.run(collect, settings, start, kernels)
     for check in checks:
         print(check.line(), flush=True)
     return 1 if any(c.level == "FAIL" and c.subject in ("sqlite", "data dir", "versions") for c in checks) else 0

@@ -117,14 +117,27 @@ max(0, in − returned); tokens ≈ bytes ÷ 4.</p>
 """
 
 
-def write_insight(executions: ExecutionRepository, events: EventRepository, home: Path, export_dir: Path,
-                  page: Path) -> int:
-    """Gather everything from the store and write the page (blocking: run it on the database thread).
+@dataclass(frozen=True)
+class InsightData:
+    """What the page shows, read from the store in one hop."""
 
-    Returns how many sessions it lists.
-    """
-    views = [SessionView(s, events.tool_totals(s.id), exports_of(export_dir, s.id)) for s in executions.sessions()]
-    text = render_insight(page, home, views, events.tool_totals(), events.event_counts())
+    sessions: Sequence[SessionSummary]
+    totals: Mapping[str, Sequence[ToolTotals]]
+    lifetime: Sequence[ToolTotals]
+    hook_sessions: Mapping[str, int]
+
+
+def read_insight(executions: ExecutionRepository, events: EventRepository) -> InsightData:
+    """Everything the page needs from the store (blocking SQL: the database thread)."""
+    sessions = executions.sessions()
+    return InsightData(sessions, {s.id: events.tool_totals(s.id) for s in sessions}, events.tool_totals(),
+                       events.event_counts())
+
+
+def write_insight(data: InsightData, home: Path, export_dir: Path, page: Path) -> int:
+    """Write the page atomically (blocking file work: a worker thread); returns how many sessions it lists."""
+    views = [SessionView(s, data.totals.get(s.id, ()), exports_of(export_dir, s.id)) for s in data.sessions]
+    text = render_insight(page, home, views, data.lifetime, data.hook_sessions)
     page.parent.mkdir(parents=True, exist_ok=True)
     tmp = page.with_name(page.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -39,3 +39,16 @@ def metering() -> Iterator[Meter]:
         yield meter
     finally:
         _current.reset(token)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One tool call as ctx_stats counts it (stats.py defines each figure); the MCP edge writes one per call."""
+
+    session_id: str
+    tool: str
+    duration_ms: float
+    bytes_in: int
+    bytes_indexed: int
+    bytes_returned: int
+    is_error: bool

@@ -70,3 +70,13 @@ class Settings:
     @property
     def log_dir(self) -> Path:
         return self.home / "logs"
+
+    @property
+    def export_dir(self) -> Path:
+        """Where ctx_export and `context-kernel export` write notebooks unless told otherwise."""
+        return self.home / "exports"
+
+    @property
+    def insight_page(self) -> Path:
+        """The page ctx_insight and `context-kernel insight` write unless told otherwise."""
+        return self.home / "insight.html"

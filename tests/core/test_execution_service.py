@@ -7,11 +7,19 @@ from pathlib import Path
 import pytest
 
 from context_kernel.app import AppHolder
+from context_kernel.errors import InvalidRequest
 from context_kernel.execution.requests import ExecuteRequest, SessionRef
 from context_kernel.settings import Settings
+from context_kernel.store.db import open_engine
+from context_kernel.store.executions import ExecutionRepository
 
 pytestmark = pytest.mark.anyio
 SESSION = SessionRef(id="core-test")
+
+
+def record(settings: Settings) -> ExecutionRepository:
+    """The execution record as another reader of the database file sees it (the App hands out no store)."""
+    return ExecutionRepository(open_engine(settings.db_path))
 
 
 async def test_background_cell_returns_partial_output_and_records_the_rest(settings: Settings) -> None:
@@ -24,8 +32,7 @@ async def test_background_cell_returns_partial_output_and_records_the_rest(setti
         assert reply.text.startswith("first") and "still running in the background" in reply.text
         assert reply.execution_id is not None
         assert await app.execution.wait_background(reply.execution_id, timeout=30)
-        row = await app.db.run(app.executions.get, reply.execution_id)
-        outputs = await app.db.run(app.executions.outputs, reply.execution_id)
+    row, outputs = record(settings).get(reply.execution_id), record(settings).outputs(reply.execution_id)
     assert row is not None and row.status == "ok" and row.background
     assert "".join(o.get("text", "") for o in outputs) == "first\nlater\n"
 
@@ -34,30 +41,25 @@ async def test_every_call_is_recorded_with_what_the_agent_saw(settings: Settings
     async with AppHolder(settings) as holder:
         app = await holder.get()
         ok = await app.execution.execute(ExecuteRequest(code="print('hi')", language="python"), SESSION)
-        refused = await app.execution.execute(ExecuteRequest(code="x", language="cobol"), SESSION)
-        rows = await app.db.run(app.executions.for_session, SESSION.id)
+        with pytest.raises(InvalidRequest) as refused:  # recorded, then raised for the MCP edge to answer
+            await app.execution.execute(ExecuteRequest(code="x", language="cobol"), SESSION)
+    rows = record(settings).for_session(SESSION.id)
     assert [r.status for r in rows] == ["ok", "refused"]
     assert rows[0].returned_text == ok.text == "hi" and rows[0].bytes_returned == 2
     assert rows[0].bytes_produced == 3 and rows[0].kernel_name == "python3" and rows[0].duration_ms
-    assert rows[1].returned_text == refused.text and rows[1].error_name == "InvalidRequest"
+    assert rows[1].returned_text == str(refused.value) and rows[1].error_name == "InvalidRequest"
 
 
-async def test_a_killed_server_leaves_the_running_cell_pending(settings: Settings) -> None:
-    # Recording is crash-safe: the row is written before the code runs.
+async def test_the_record_of_a_cell_is_pending_in_the_database_while_its_code_runs(settings: Settings) -> None:
+    # Recording is crash-safe: the row is committed before the code runs, so a server killed now
+    # leaves it `pending`. The cell itself reads the database file to see it.
+    code = ("import sqlite3\n"
+            f"db = sqlite3.connect({str(settings.db_path)!r})\n"
+            "print(db.execute('SELECT status FROM executions ORDER BY id DESC LIMIT 1').fetchone()[0])")
     async with AppHolder(settings) as holder:
         app = await holder.get()
-        start = app.executions.start
-        seen: list[str] = []
-
-        def spy(record):  # type: ignore[no-untyped-def]
-            eid = start(record)
-            row = app.executions.get(eid)
-            seen.append(row.status if row else "missing")
-            return eid
-
-        app.executions.start = spy  # type: ignore[method-assign]
-        await app.execution.execute(ExecuteRequest(code="1", language="python"), SESSION)
-    assert seen == ["pending"]
+        reply = await app.execution.execute(ExecuteRequest(code=code, language="python"), SESSION)
+    assert reply.text == "pending"
 
 
 async def test_a_large_output_is_recorded_in_full_while_the_reply_is_trimmed(settings: Settings) -> None:
@@ -66,8 +68,8 @@ async def test_a_large_output_is_recorded_in_full_while_the_reply_is_trimmed(set
         app = await holder.get()
         code = f"import sys\nfor i in range({lines}): sys.stdout.write(str(i).rjust(4095, '.') + '\\n')"
         reply = await app.execution.execute(ExecuteRequest(code=code, language="python"), SESSION)
-        assert reply.execution_id is not None
-        outputs = await app.db.run(app.executions.outputs, reply.execution_id)
+    assert reply.execution_id is not None
+    outputs = record(settings).outputs(reply.execution_id)
     recorded = "".join(o.get("text", "") for o in outputs)
     assert reply.bytes_produced == len(recorded) == lines * 4096
     assert recorded.splitlines()[-1].endswith("4999")

@@ -10,10 +10,10 @@ import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
 
-from context_kernel.app import AppHolder
 from context_kernel.notebooks.export import export_session
 from context_kernel.settings import Settings
-from context_kernel.store.executions import ExecutionEnd, ExecutionStart
+from context_kernel.store.db import open_engine
+from context_kernel.store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
 
 pytestmark = pytest.mark.anyio
 
@@ -71,17 +71,13 @@ async def test_export_refuses_a_path_outside_the_project(client: Client) -> None
     assert result.is_error and "outside the project directory" in text_of(result)
 
 
-async def test_a_cell_left_pending_by_a_killed_server_exports_as_interrupted(settings: Settings,
-                                                                           tmp_path: Path) -> None:
-    async with AppHolder(settings) as holder:
-        app = await holder.get()
-        await app.db.run(app.executions.touch_session, "dead", client=None, transport="stdio", project_dir="/p")
-        await app.db.run(app.executions.start, ExecutionStart(session_id="dead", tool="ctx_execute",
-                                                              code="train_model()", language="python",
-                                                              kernel_name="python3"))
-        rows = await app.db.run(app.executions.for_session, "dead")
-        done = await app.db.run(export_session, "dead", rows, app.executions.outputs, tmp_path / "out",
-                                lambda _name: None)
+def test_a_cell_left_pending_by_a_killed_server_exports_as_interrupted(settings: Settings, tmp_path: Path) -> None:
+    executions = ExecutionRepository(open_engine(settings.db_path))  # the record a killed server left
+    executions.touch_session("dead", client=None, transport="stdio", project_dir="/p")
+    executions.start(ExecutionStart(session_id="dead", tool="ctx_execute", code="train_model()", language="python",
+                                    kernel_name="python3"))
+    done = export_session("dead", executions.for_session("dead"), executions.outputs, tmp_path / "out",
+                          lambda _name: None)
     nb = json.loads(done.main.read_text())
     cell = nb["cells"][0]
     assert cell["source"] == "train_model()" and cell["metadata"]["context_kernel"]["status"] == "interrupted"
@@ -111,19 +107,17 @@ async def test_batch_commands_export_as_shell_cells_marked_as_batch(client: Clie
     assert first.metadata.context_kernel.tool == "ctx_batch_execute" and first.outputs[0].text.strip() == "2"
 
 
-async def test_a_batch_command_s_label_heads_its_cell(settings: Settings, tmp_path: Path) -> None:
-    async with AppHolder(settings) as holder:
-        app = await holder.get()
-        await app.db.run(app.executions.touch_session, "b", client=None, transport="stdio", project_dir="/p")
-        for label in ("disk usage", 'odd "label"\nwith a newline'):
-            exec_id = await app.db.run(app.executions.start, ExecutionStart(
-                session_id="b", tool="ctx_batch_execute", code="df -h", language="shell", kernel_name="ck-bash"))
-            await app.db.run(app.executions.finish, exec_id, ExecutionEnd(
-                status="ok", returned_kind="indexed",
-                note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results"))
-        rows = await app.db.run(app.executions.for_session, "b")
-        done = await app.db.run(export_session, "b", rows, app.executions.outputs, tmp_path / "out",
-                                lambda _name: None)
+def test_a_batch_command_s_label_heads_its_cell(settings: Settings, tmp_path: Path) -> None:
+    executions = ExecutionRepository(open_engine(settings.db_path))
+    executions.touch_session("b", client=None, transport="stdio", project_dir="/p")
+    for label in ("disk usage", 'odd "label"\nwith a newline'):
+        exec_id = executions.start(ExecutionStart(
+            session_id="b", tool="ctx_batch_execute", code="df -h", language="shell", kernel_name="ck-bash"))
+        executions.finish(exec_id, ExecutionEnd(
+            status="ok", returned_kind="indexed",
+            note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results"))
+    done = export_session("b", executions.for_session("b"), executions.outputs, tmp_path / "out",
+                          lambda _name: None)
     cells = json.loads(done.main.read_text())["cells"]
     assert [c["source"] for c in cells] == ["# batch: disk usage\n(\ndf -h\n)",
                                             '# batch: odd "label" with a newline\n(\ndf -h\n)']

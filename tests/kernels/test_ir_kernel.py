@@ -20,7 +20,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import KernelManager
 
-from context_kernel.kernels.preludes_r import R_PRELUDE_LINES, r_file_prelude, r_string_literal
+from context_kernel.file_content import R_PRELUDE_LINES, r_file_prelude, r_string_literal
 
 CELL_TIMEOUT = 20.0
 

@@ -23,12 +23,12 @@ async def test_fetched_content_older_than_14_days_is_removed_at_start(tmp_path: 
         await knowledge.index_text(label="https://old.example/page", text="# Old\nold page", kind="fetch")
         await knowledge.index_text(label="notes", text="# Notes\nmine, not fetched", kind="text")
         later = time.time() + KEEP_FETCHED_S + 60
-        service = FetchService(db=db, repo=repo, knowledge=knowledge, fetcher=None,  # type: ignore[arg-type]
+        service = FetchService(knowledge=knowledge, fetcher=None,  # type: ignore[arg-type]
                                clock=lambda: later)
         assert await service.remove_stale() == 1
         assert repo.get_source("https://old.example/page") is None
         assert repo.get_source("notes") is not None
-        fresh = FetchService(db=db, repo=repo, knowledge=knowledge, fetcher=None)  # type: ignore[arg-type]
+        fresh = FetchService(knowledge=knowledge, fetcher=None)  # type: ignore[arg-type]
         await knowledge.index_text(label="https://new.example/", text="# New\nnew page", kind="fetch")
         assert await fresh.remove_stale() == 0
     finally:

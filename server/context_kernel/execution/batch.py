@@ -73,7 +73,7 @@ class BatchService:
                 "not run: the batch's time budget was spent"
             err = f" — {r.error}" if r.error else ""
             lines.append(f"  {i}. {r.command.label}: {r.status}, {info}{err}")
-        if queries:
+        if any(q.strip() for q in queries):
             reply = await self._knowledge.search(queries, session_id=session.id,
                                                  source=label if query_scope == "batch" else None)
             lines += ["", reply.text]

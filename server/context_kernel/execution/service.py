@@ -16,18 +16,20 @@ from pathlib import Path
 import anyio
 
 from ..errors import ContextKernelError, InvalidRequest, KernelError
+from ..file_content import preamble
 from ..kernels.backend import JupyterKernel
 from ..kernels.languages import Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
 from ..knowledge.intent import intent_excerpt
 from ..knowledge.service import KnowledgeService
+from ..metering import count
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
 from ..settings import INTENT_THRESHOLD
 from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
 from .collector import OutputCollector
-from .files import file_hash, preamble
+from .files import file_hash
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
@@ -73,6 +75,13 @@ class ExecutionService:
         self._background: dict[int, anyio.Event] = {}
 
     async def execute(self, req: ExecuteRequest, session: SessionRef, progress: Progress | None = None) -> ExecuteReply:
+        """ctx_execute / ctx_execute_file. Code that fails in the kernel is a reply (`is_error`); a call
+        refused before it runs, or a kernel that cannot be had, is recorded and then raised."""
+        reply = await self._execute(req, session, progress)
+        count(bytes_in=reply.bytes_produced)
+        return reply
+
+    async def _execute(self, req: ExecuteRequest, session: SessionRef, progress: Progress | None) -> ExecuteReply:
         await self._touch(session)
         file_path: Path | None = None
         digest: str | None = None
@@ -86,9 +95,10 @@ class ExecutionService:
                 self.guard.check_code(language.name if language else (req.language or ""), req.code)
             if req.path is not None:
                 file_path = resolve_in_project(self._project_dir, req.path)
-                digest = await self._db.run(file_hash, file_path)
+                digest = await anyio.to_thread.run_sync(file_hash, file_path)
         except ContextKernelError as exc:
-            return await self._refuse(req, session, exc)
+            await self._refuse(req, session, exc)
+            raise
         exec_id = await self._db.run(self._executions.start, ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=language.name if language else req.language,
             kernel_name=kernel_name, fresh=req.fresh, background=req.background, intent=req.intent,
@@ -120,12 +130,12 @@ class ExecutionService:
                 await self._pool.discard(session.id, kernel_name)
         except KernelError as exc:
             await stack.aclose()
-            reply_text = str(exc)
+            reply_text = str(exc)  # what the MCP edge will answer
             await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
                 status="error", error_name=type(exc).__name__, error_value=exc.message,
                 returned_text=reply_text, returned_kind="full", bytes_returned=len(reply_text.encode()),
             ))
-            return ExecuteReply(reply_text, True, "error", exec_id)
+            raise
         except BaseException:
             await stack.aclose()
             # Cancelled (client went away) or a bug: the record must not stay `pending` forever.
@@ -300,7 +310,8 @@ class ExecutionService:
                  f' (> marks them); more: ctx_search(queries=[...], source="{label}")]')
         return head + "\n" + excerpt.text, label
 
-    async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> ExecuteReply:
+    async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> None:
+        """Record a call refused before it ran; the caller raises `exc` (the MCP edge answers `str(exc)`)."""
         text = str(exc)
         exec_id = await self._db.run(self._executions.start, ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=req.kernel,
@@ -310,7 +321,6 @@ class ExecutionService:
             status="refused", error_name=type(exc).__name__, error_value=exc.message, returned_text=text,
             returned_kind="refused", bytes_returned=len(text.encode()), note=text,
         ))
-        return ExecuteReply(text, True, "refused", exec_id)
 
     async def _touch(self, session: SessionRef) -> None:
         if session.id in self._known_sessions:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..knowledge.model import Chunk
 from ..settings import database_path
@@ -17,10 +17,10 @@ from ..store.db import open_engine
 from ..store.events import EventRepository, EventRow, NewEvent
 from ..store.knowledge import KnowledgeRepository, SourceSpec
 from . import spool
+from .model import PRIORITY, Event, HookAnswer
 
 if TYPE_CHECKING:
     from ..store.db import Engine
-from .model import PRIORITY, Event, HookAnswer
 
 SOURCE_PREFIX = "session-events"
 SNAPSHOT_BUDGET = 2048
@@ -50,23 +50,16 @@ class Memory:
         return EventRepository(self.engine)
 
     def ingest(self) -> dict[str, int]:
-        """Move spooled hook events into the database and the knowledge base; returns kept counts per session."""
+        """Move spooled hook events into the database and the knowledge base; returns kept counts per session.
+
+        The hook process's way (PreCompact, SessionStart): it has no services. The server ingests
+        with `hooks.ingestion.Ingestion`, which shares these steps but indexes through its
+        knowledge service and keeps file work off the database thread.
+        """
         kept: dict[str, int] = {}
-        repo = self.events_repo
         for taken, rows in spool.drain(self.home):
-            by_session: dict[tuple[str, str | None, str | None], list[NewEvent]] = {}
-            for row in rows:
-                try:
-                    category = str(row["category"])
-                    ev = NewEvent(type=str(row["type"]), category=category,
-                                  priority=int(row.get("priority") or PRIORITY.get(category, 4)),
-                                  data=str(row["data"]), created_at=float(row.get("time") or time.time()))
-                    key = (str(row["session_id"]), row.get("client"), row.get("project"))
-                except (KeyError, TypeError, ValueError):
-                    continue  # a malformed line must not block the rest
-                by_session.setdefault(key, []).append(ev)
-            for (session_id, client, project), events in by_session.items():
-                kept[session_id] = kept.get(session_id, 0) + repo.add(session_id, client, events, project_dir=project)
+            for session_id, n in store_spooled(self.events_repo, rows).items():
+                kept[session_id] = kept.get(session_id, 0) + n
             # Deleted only after the rows are committed: a crash in between re-reads the file
             # (dedup against the last events makes the replay harmless).
             taken.unlink(missing_ok=True)
@@ -76,12 +69,10 @@ class Memory:
 
     def reindex(self, session_id: str) -> None:
         rows = self.events_repo.events(session_id)
-        chunks = [Chunk(title=f"{r.category} / {r.type} @ {_when(r.created_at)}", content=r.data, kind="prose")
-                  for r in rows]
-        size = sum(len(r.data.encode()) for r in rows)
+        chunks, text = event_chunks(rows)
         KnowledgeRepository(self.engine).replace_sources([SourceSpec(
-            label=source_label(session_id), kind=SOURCE_PREFIX, chunks=chunks, size=size, session_id=session_id,
-            project_dir=self.events_repo.project_of(session_id))])
+            label=source_label(session_id), kind=SOURCE_PREFIX, chunks=chunks, size=len(text.encode()),
+            session_id=session_id, project_dir=self.events_repo.project_of(session_id))])
 
     def events(self, session_id: str) -> list[Event]:
         return [to_event(r) for r in self.events_repo.events(session_id)]
@@ -111,6 +102,33 @@ class Memory:
             xml = saved.snapshot
         self.events_repo.mark_consumed(session_id)
         return resume_guide(xml, events, session_id=session_id, budget=INJECT_BUDGET)
+
+
+def store_spooled(repo: EventRepository, rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Add one spool file's rows to the database (blocking SQL); returns how many were kept per session."""
+    by_session: dict[tuple[str, str | None, str | None], list[NewEvent]] = {}
+    for row in rows:
+        try:
+            category = str(row["category"])
+            ev = NewEvent(type=str(row["type"]), category=category,
+                          priority=int(row.get("priority") or PRIORITY.get(category, 4)),
+                          data=str(row["data"]), created_at=float(row.get("time") or time.time()))
+            client, project = row.get("client"), row.get("project")
+            key = (str(row["session_id"]), str(client) if client else None, str(project) if project else None)
+        except (KeyError, TypeError, ValueError):
+            continue  # a malformed line must not block the rest
+        by_session.setdefault(key, []).append(ev)
+    kept: dict[str, int] = {}
+    for (session_id, client, project), events in by_session.items():
+        kept[session_id] = kept.get(session_id, 0) + repo.add(session_id, client, events, project_dir=project)
+    return kept
+
+
+def event_chunks(rows: list[EventRow]) -> tuple[list[Chunk], str]:
+    """A session's events as knowledge-base sections (one per event), and their text."""
+    chunks = [Chunk(title=f"{r.category} / {r.type} @ {_when(r.created_at)}", content=r.data, kind="prose")
+              for r in rows]
+    return chunks, "\n".join(r.data for r in rows)
 
 
 def _when(t: float) -> str:

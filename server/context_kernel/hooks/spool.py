@@ -115,6 +115,14 @@ def _claimable(path: Path) -> bool:
     return False
 
 
+def pending(home: Path) -> bool:
+    """Whether anything waits to be ingested (a directory listing: readers call it before every read)."""
+    try:
+        return any(p.suffix in (".jsonl", ".taking") for p in spool_dir(home).iterdir())
+    except OSError:
+        return False
+
+
 def drain(home: Path) -> Iterator[tuple[Path, list[dict]]]:
     """Take every spool file; the caller deletes each taken file once its rows are committed.
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import glob
 import os
 import shlex
@@ -26,7 +25,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-PR_SET_PDEATHSIG = 1
+from context_kernel.file_content import shell_preamble
+from context_kernel.lifeline import cell_child_setup
+
 INTERRUPT_GRACE = 0.5  # s after SIGINT before every process of the cell gets SIGINT itself
 INTERRUPT_KILL = 2.0  # s after SIGINT before the shell is killed and replaced
 READ_SIZE = 65536
@@ -35,19 +36,6 @@ EMBED_LIMIT = 16384  # characters of cell code sent inline to bash rather than b
 _DIR_PREFIX = "ck-bash-"
 
 OutputSink = Callable[[str, bytes], None]  # (stream name, raw bytes)
-
-
-try:  # looked up now: between fork and exec (other threads running) no dlopen is safe
-    _prctl: Callable[..., int] | None = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):
-    _prctl = None
-
-
-def _child_setup() -> None:
-    """preexec_fn: die with the kernel; undo the SIG_IGN for SIGINT ipykernel installs."""
-    if _prctl is not None:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 _ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {
@@ -165,7 +153,7 @@ class BashShell:
             stdout=subprocess.DEVNULL,  # top-level noise only: prompts, job notices
             stderr=subprocess.DEVNULL,
             env={} if restore else None,  # the snapshot brings the exported variables back
-            preexec_fn=_child_setup,
+            preexec_fn=cell_child_setup,
         )
         try:
             self._pidfd = os.pidfd_open(self._proc.pid)
@@ -228,13 +216,7 @@ class BashShell:
         self._tag = f"{self._token}:{self._seq}".encode()
         self._interrupted = False
         self._kill_reason = ""
-        preamble = ""
-        if file_path:
-            p = shlex.quote(file_path)
-            preamble = (
-                f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; "
-                f"IFS= \\builtin read -r -d '' FILE_CONTENT 2>/dev/null <{p}; "
-            )
+        preamble = shell_preamble(file_path, in_kernel=True) if file_path else ""
         if len(code) <= EMBED_LIMIT:  # bash writes the file: one write to its stdin in all
             load = f"\\builtin printf %s $'{_ansi_c(code)}' >|{self._q_cell}; "
         else:  # bash parses a long $'...' word slowly (~0.3 s per MB)

@@ -11,31 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import ctypes
 import os
 import signal
 import subprocess
 from collections.abc import Callable
 
+from context_kernel.lifeline import die_with_parent
+
 FLUSH_DELAY = 0.05  # seconds output may wait to be coalesced with more
 FLUSH_SIZE = 32 * 1024  # characters that force an immediate message
 DRAIN_GRACE = 0.5  # seconds to keep reading after the program exited
 POLL_INTERVAL = 0.05  # exit polling where pidfd_open is unavailable
-PR_SET_PDEATHSIG = 1
 
 Sink = Callable[[str], None]
-
-
-try:  # looked up once here: the forked child should do as little Python as possible
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-except (OSError, AttributeError):
-    _prctl = None
-
-
-def _die_with_parent() -> None:
-    """preexec_fn: the child gets SIGKILL when the kernel dies, even by SIGKILL."""
-    if _prctl is not None:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class _Pipe:
@@ -111,7 +99,7 @@ class Child:
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         except BaseException:
             os.close(out_r)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import ctypes
 import json
 import os
 import secrets
@@ -24,6 +23,8 @@ from collections.abc import Callable
 from subprocess import DEVNULL
 from typing import Any
 
+from context_kernel.lifeline import cell_child_setup
+
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node_driver.js")
 FLUSH_DELAY = 0.05  # seconds output may wait to be coalesced with more
 FLUSH_SIZE = 32 * 1024  # characters that force an immediate stream message
@@ -31,19 +32,11 @@ MARK_WAIT = 2.0  # seconds to wait for a cell's end markers once node has replie
 START_TIMEOUT = 30.0
 CONTROL_LINE_LIMIT = 16 * 1024 * 1024  # bytes of one reply line (a big last value, a long error)
 IDLE_OUTPUT_CAP = 256 * 1024  # characters kept from output printed between cells
-PR_SET_PDEATHSIG = 1
 
 
 def typescript_dir() -> str:
     """Where kernels/install.d/20-javascript.sh puts the npm `typescript` package."""
     return os.path.join(sys.prefix, "share", "context-kernel", "npm", "node_modules", "typescript")
-
-
-def _child_setup() -> None:
-    """preexec_fn: node dies with the kernel (even on SIGKILL) and starts with default SIGINT."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def killpg(pgid: int, signum: int) -> None:
@@ -147,7 +140,7 @@ class NodeProcess:
                 pass_fds=[theirs.fileno()],
                 env=env,
                 start_new_session=True,
-                preexec_fn=_child_setup,
+                preexec_fn=cell_child_setup,
             )
         finally:
             theirs.close()

@@ -8,23 +8,13 @@ LocalProvisioner starts each kernel in its own session; we add two guarantees:
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
-import sys
 from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
 
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent() -> None:
-    """preexec_fn: ask the kernel to be killed when the process that started it exits."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
+from ..lifeline import die_with_parent
 
 class GuardedProvisioner(LocalProvisioner):  # type: ignore[misc]
     """LocalProvisioner plus parent-death signal and process-group kill."""

@@ -87,9 +87,17 @@ def _candidates(repo: KnowledgeRepository, terms: list[str], source: str | None,
     # The trigram index answers what porter cannot: parts of identifiers (`useEff`), words glued
     # together, rare spellings. Whole words porter already knows would only make it slow.
     tri_terms = [t for t in terms if len(t) >= 3 and (stem(t) not in known or known[stem(t)] <= RARE)]
-    trigram = repo.match("trigram", " OR ".join(trigram_expression(t) for t in tri_terms), limit=CANDIDATES,
-                         source=source, kind=kind) if tri_terms else []
+    trigram = _trigram_match(repo, " OR ".join(trigram_expression(t) for t in tri_terms), limit=CANDIDATES,
+                             source=source, kind=kind) if tri_terms else []
     return fuse(*lists, [cid for cid, _ in trigram])
+
+
+def _trigram_match(repo: KnowledgeRepository, expression: str, *, limit: int, source: str | None = None,
+                   kind: str | None = None) -> list[tuple[int, float]]:
+    # Indexing leaves the trigram index to a background pass (migration 004): a search that needs
+    # it first adds what that pass has not reached yet, so it never misses freshly indexed text.
+    repo.catch_up_trigram()
+    return repo.match("trigram", expression, limit=limit, source=source, kind=kind)
 
 
 def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int]) -> list[str] | None:
@@ -97,7 +105,7 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
     stems = {t: stem(t) for t in terms if len(t) >= 4}
     fixed = []
     for term in terms:
-        if term not in stems or stems[term] in known or repo.match("trigram", trigram_expression(term), limit=1):
+        if term not in stems or stems[term] in known or _trigram_match(repo, trigram_expression(term), limit=1):
             fixed.append(term)
         else:
             fixed.append(correct(stems[term], repo.stems_near) or term)

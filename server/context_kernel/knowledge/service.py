@@ -1,7 +1,8 @@
-"""The knowledge service behind ctx_index and ctx_search (and indexing of large outputs).
+"""The knowledge service behind ctx_index and ctx_search (and indexing of large outputs, fetched
+pages, batch results and hook events: everything that enters the knowledge base goes through it).
 
-Indexing and search run on the store's worker thread: chunking is cheap next to the inserts,
-and one hop per call keeps the event loop free.
+SQL runs on the store's worker thread; reading, walking, hashing and chunking files run on anyio's
+worker threads, so the database thread only ever waits for SQLite. A search is one hop there.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
+from ..errors import InvalidRequest
 from ..metering import count
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
 from ..store.db import Database
-from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec
+from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
 from .model import Chunk
 from .search import SearchResult, search
@@ -48,10 +52,14 @@ class SearchReply:
     sent_bytes: int
 
 
+Ingest = Callable[[], Awaitable[object]]
+
+
 class KnowledgeService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
                  guard: DenyGuard | None = None, spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
                  ) -> None:
+        self._ingest: Ingest | None = None
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
@@ -61,12 +69,34 @@ class KnowledgeService:
         self._catch_up_queued = False
         self._calls: dict[str, int] = {}
 
+    def ingest_before_reads(self, ingest: Ingest) -> None:
+        """Hook events spooled since the last call become searchable before any search (the composition root wires it)."""
+        self._ingest = ingest
+
     # -- indexing ------------------------------------------------------------------------------
+
+    async def index(self, *, content: str | None = None, path: str | None = None, source: str | None = None,
+                    include: list[str] | None = None, exclude: list[str] | None = None, max_depth: int | None = None,
+                    max_files: int = 1000, respect_gitignore: bool = True,
+                    session_id: str | None = None) -> IndexReport:
+        """ctx_index: text under a label, or a file, or a directory tree."""
+        if (content is None) == (path is None):
+            raise InvalidRequest("give exactly one of content or path",
+                                 hint="content= for text you have, path= for a file or directory in the project")
+        if content is None:
+            assert path is not None
+            return await self.index_path(path, source=source, include=include, exclude=exclude, max_depth=max_depth,
+                                         max_files=max_files, respect_gitignore=respect_gitignore,
+                                         session_id=session_id)
+        label = source or "text-" + hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:10]
+        row = await self.index_text(label=label, text=content, session_id=session_id)
+        return IndexReport(sources=[row], root_label=label)
 
     async def index_text(self, *, label: str, text: str, name: str = "", kind: str = "text",
                          origin: str | None = None, session_id: str | None = None,
                          mtime: float | None = None) -> SourceRow:
-        row = await self._db.run(self._index_sync, label, text, name, kind, origin, session_id, mtime)
+        spec = await anyio.to_thread.run_sync(self._spec, label, text, name, kind, origin, session_id, mtime)
+        row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
         count(bytes_indexed=row.bytes)
         self._trigram_later()
         return row
@@ -87,10 +117,6 @@ class KnowledgeService:
 
         self._spawn(catch_up)
 
-    def _index_sync(self, label: str, text: str, name: str, kind: str, origin: str | None,
-                    session_id: str | None, mtime: float | None) -> SourceRow:
-        return self._repo.replace_sources([self._spec(label, text, name, kind, origin, session_id, mtime)])[0]
-
     def _spec(self, label: str, text: str, name: str, kind: str, origin: str | None, session_id: str | None,
               mtime: float | None) -> SourceSpec:
         data = text.encode("utf-8", "replace")
@@ -99,12 +125,15 @@ class KnowledgeService:
                           session_id=session_id, project_dir=str(self._project_dir))
 
     async def index_chunks(self, *, label: str, chunks: list[Chunk], text: str, kind: str,
-                           session_id: str | None = None, origin: str | None = None) -> SourceRow:
-        """Index chunks made by the caller (batch outputs: one titled group per command)."""
+                           session_id: str | None = None, origin: str | None = None,
+                           project_dir: str | None = None) -> SourceRow:
+        """Index chunks made by the caller (batch outputs: one titled group per command; a session's
+        hook events, filed under the project the hooks saw)."""
         data = text.encode("utf-8", "replace")
+        digest = await anyio.to_thread.run_sync(lambda: hashlib.sha256(data).hexdigest())
         spec = SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin, size=len(data),
-                          content_hash="sha256:" + hashlib.sha256(data).hexdigest(), session_id=session_id,
-                          project_dir=str(self._project_dir))
+                          content_hash="sha256:" + digest, session_id=session_id,
+                          project_dir=project_dir or str(self._project_dir))
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
         count(bytes_indexed=row.bytes)
         self._trigram_later()
@@ -126,8 +155,9 @@ class KnowledgeService:
             report.sources.append(await self._index_file(real, label, session_id))
             count(bytes_in=report.sources[-1].bytes)  # index_text counted it as indexed
             return report
-        found = await self._db.run(lambda: walk(real, include=include, exclude=exclude, max_depth=max_depth,
-                                                max_files=max_files, respect_gitignore=respect_gitignore))
+        found = await anyio.to_thread.run_sync(lambda: walk(real, include=include, exclude=exclude,
+                                                            max_depth=max_depth, max_files=max_files,
+                                                            respect_gitignore=respect_gitignore))
         report.skipped = found.skipped
         if self._guard is not None:
             # A directory may hold files a Read rule denies (`.env`): leave them out, and say so.
@@ -140,31 +170,34 @@ class KnowledgeService:
         # Files go in batches of a few MB per transaction: one FTS5 segment per batch, not per file.
         batch: list[tuple[Path, str]] = []
         size = 0
-        for file, label in labelled:
+        sizes = await anyio.to_thread.run_sync(lambda: [f.stat().st_size for f, _ in labelled])
+        for (file, label), file_size in zip(labelled, sizes, strict=True):
             batch.append((file, label))
-            size += file.stat().st_size
+            size += file_size
             if size >= BATCH_BYTES:
-                report.sources += await self._db.run(self._index_files, batch, session_id)
+                report.sources += await self._index_files(batch, session_id)
                 batch, size = [], 0
         if batch:
-            report.sources += await self._db.run(self._index_files, batch, session_id)
+            report.sources += await self._index_files(batch, session_id)
         indexed = sum(s.bytes for s in report.sources)
         count(bytes_in=indexed, bytes_indexed=indexed)
         self._trigram_later()
         return report
 
-    def _index_files(self, files: list[tuple[Path, str]], session_id: str | None) -> list[SourceRow]:
-        specs = []
-        for path, label in files:
-            text = path.read_bytes().decode("utf-8", "replace")
-            specs.append(self._spec(label, text, path.name, "file", str(path), session_id, path.stat().st_mtime))
-        return self._repo.replace_sources(specs)
+    async def _index_files(self, files: list[tuple[Path, str]], session_id: str | None) -> list[SourceRow]:
+        def specs() -> list[SourceSpec]:
+            made = []
+            for path, label in files:
+                text = path.read_bytes().decode("utf-8", "replace")
+                made.append(self._spec(label, text, path.name, "file", str(path), session_id, path.stat().st_mtime))
+            return made
+
+        return await self._db.run(self._repo.replace_sources, await anyio.to_thread.run_sync(specs))
 
     async def _index_file(self, path: Path, label: str, session_id: str | None) -> SourceRow:
-        data = await self._db.run(path.read_bytes)
-        stat = path.stat()
+        data, mtime = await anyio.to_thread.run_sync(lambda: (path.read_bytes(), path.stat().st_mtime))
         return await self.index_text(label=label, text=data.decode("utf-8", "replace"), name=path.name,
-                                     kind="file", origin=str(path), session_id=session_id, mtime=stat.st_mtime)
+                                     kind="file", origin=str(path), session_id=session_id, mtime=mtime)
 
     def _relative(self, path: Path) -> str:
         root = self._project_dir.resolve()
@@ -172,23 +205,15 @@ class KnowledgeService:
 
     async def refresh_stale(self, source: str | None = None) -> list[str]:
         """Re-index file sources whose file changed since they were indexed (checked at search time)."""
-        refreshed = []
-        for row in await self._db.run(self._repo.sources, source, ["file"]):
-            if not row.origin:
-                continue
-            try:
-                mtime = os.stat(row.origin).st_mtime
-            except OSError:
-                continue  # deleted or unreadable: keep what was indexed
-            if mtime == row.mtime:
-                continue
-            data = await self._db.run(Path(row.origin).read_bytes)
-            digest = "sha256:" + hashlib.sha256(data.decode("utf-8", "replace").encode("utf-8", "replace")).hexdigest()
-            if digest != row.content_hash:
-                await self.index_text(label=row.label, text=data.decode("utf-8", "replace"), name=Path(row.origin).name,
-                                      kind="file", origin=row.origin, session_id=row.session_id, mtime=mtime)
-                refreshed.append(row.label)
-        return refreshed
+        rows = [r for r in await self._db.run(self._repo.sources, source, ["file"]) if r.origin]
+        if not rows:
+            return []
+        changed = await anyio.to_thread.run_sync(_changed_files, rows)
+        for row, text, mtime in changed:
+            assert row.origin is not None
+            await self.index_text(label=row.label, text=text, name=Path(row.origin).name, kind="file",
+                                  origin=row.origin, session_id=row.session_id, mtime=mtime)
+        return [row.label for row, _, _ in changed]
 
     async def purge(self, *, scope: str, session_id: str) -> dict[str, int]:
         if scope == "project":
@@ -196,20 +221,53 @@ class KnowledgeService:
         self._calls.pop(session_id, None)
         return await self._db.run(lambda: self._repo.purge(session_id=session_id))
 
+    async def cached_source(self, label: str) -> SourceRow | None:
+        """The source indexed under `label` (the fetch cache asks before refetching a page)."""
+        return await self._db.run(self._repo.get_source, label)
+
+    async def remove_older_than(self, cutoff: float, kind: str) -> int:
+        """Drop sources of `kind` indexed before `cutoff` (fetched pages expire after 14 days)."""
+        return await self._db.run(delete_older_than, self._db.engine, cutoff, kind)
+
     # -- search --------------------------------------------------------------------------------
 
     async def search(self, queries: list[str], *, session_id: str, source: str | None = None, limit: int = 3,
                      content_type: str | None = None, sort: str = "relevance") -> SearchReply:
+        wanted = [q for q in queries if q.strip()][:MAX_QUERIES]
+        if not wanted:
+            raise InvalidRequest("queries is empty", hint="pass one or more search strings: queries=[\"...\"]")
+        if self._ingest is not None:
+            await self._ingest()
         refreshed = await self.refresh_stale(source)
-        results = [await self._db.run(lambda q=q: search(self._repo, q, limit=limit, source=source,
-                                                          kind=content_type, sort=sort))
-                   for q in queries[:MAX_QUERIES]]
         call_no = self._calls[session_id] = self._calls.get(session_id, 0) + 1
-        all_ids = [h.chunk.id for r in results for h in r.hits]
-        already = await self._db.run(self._repo.sent, session_id, all_ids)
-        text, sent_ids, shown = render(results, already, self._budget, refreshed)
-        await self._db.run(self._repo.mark_sent, session_id, sent_ids, call_no)
-        return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
+
+        def one_hop() -> SearchReply:
+            # Every query, what this session was already sent, and the record of what it is sent
+            # now: one visit to the database thread.
+            results = [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort) for q in wanted]
+            already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits])
+            text, sent_ids, shown = render(results, already, self._budget, refreshed)
+            self._repo.mark_sent(session_id, sent_ids, call_no)
+            return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
+
+        return await self._db.run(one_hop)
+
+
+def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
+    """File sources whose file changed since indexing: (row, new text, mtime). Blocking: a worker thread."""
+    changed = []
+    for row in rows:
+        assert row.origin is not None
+        try:
+            mtime = os.stat(row.origin).st_mtime
+            if mtime == row.mtime:
+                continue
+            text = Path(row.origin).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue  # deleted or unreadable: keep what was indexed
+        if "sha256:" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest() != row.content_hash:
+            changed.append((row, text, mtime))
+    return changed
 
 
 def render(results: list[SearchResult], already: dict[int, int], budget: int,

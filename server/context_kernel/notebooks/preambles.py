@@ -2,7 +2,7 @@
 
 At run time the server gives a file cell FILE_CONTENT, FILE_CONTENT_PATH and file_path in two
 ways: kernels we did not write (ipykernel, IRkernel) get a silent preamble cell in their own
-language (execution/files.py); our own kernels (shell, JavaScript/TypeScript, the script
+language (file_content.py); our own kernels (shell, JavaScript/TypeScript, the script
 languages) define them from the cell metadata `context_kernel.file_path`. nbclient sends no cell
 metadata with an execute request, so an exported cell has to define them in its own source:
 
@@ -18,11 +18,10 @@ come before `<?php` (the preamble stays on the `<?php` line instead).
 
 from __future__ import annotations
 
-import json
-import shlex
 from collections.abc import Callable
 
-from ..execution.files import preamble as server_preamble
+from ..file_content import node_preamble, shell_preamble
+from ..file_content import preamble as server_preamble
 from ..kernel_processes.script_languages import LANGUAGES as SCRIPT_LANGUAGES
 
 
@@ -46,25 +45,9 @@ def with_file_preamble(language: str, code: str, path: str, digest: str | None) 
     return f"{marker} {note}\n{source}" if marker else source
 
 
-def _shell(path: str) -> str:
-    # As kernel_processes/bash_shell.py does it; `read -d ''` stops at the end of the file with status
-    # 1, which `|| :` keeps from tripping a `set -e` the cell itself turns on later.
-    p = shlex.quote(path)
-    return f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; IFS= read -r -d '' FILE_CONTENT <{p} || :\n"
-
-
-def _node(path: str) -> str:
-    # As defineFileGlobals in kernel_processes/node_driver.js: globals, visible in every later cell too.
-    # A JSON string is a valid JavaScript (and TypeScript) string literal.
-    return (
-        f"globalThis.FILE_CONTENT_PATH = globalThis.file_path = {json.dumps(path, ensure_ascii=False)};\n"
-        "globalThis.FILE_CONTENT = require('fs').readFileSync(globalThis.FILE_CONTENT_PATH, 'utf8');\n"
-    )
-
-
 _OWN_KERNELS: dict[str, tuple[str, Callable[[str], str]]] = {
-    "shell": ("#", _shell),
-    "javascript": ("//", _node),
-    "typescript": ("//", _node),
+    "shell": ("#", shell_preamble),
+    "javascript": ("//", node_preamble),
+    "typescript": ("//", node_preamble),
 }
 _SCRIPT_COMMENTS = {"ruby": "#", "perl": "#", "elixir": "#", "go": "//", "rust": "//", "csharp": "//"}

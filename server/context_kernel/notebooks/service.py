@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from ..errors import InvalidRequest
 from ..kernels.specs import find_spec
 from ..paths import resolve_in_project
@@ -37,20 +39,27 @@ class ExportService:
             target = Path(path) if Path(path).is_absolute() else self._project_dir / path
             # The directory may not exist yet; its parent must, inside the project.
             directory = resolve_in_project(self._project_dir, str(target.parent), want="dir") / target.name
-        rows = await self._db.run(self._executions.for_session, session_id)
+        rows, sessions = await self._db.run(
+            lambda: (self._executions.for_session(session_id), self._executions.sessions()))
         if not rows:
-            known = [s.id for s in await self.sessions()][:5]
+            known = [s.id for s in sessions][:5]
             raise InvalidRequest(f"session {session_id!r} has no recorded executions",
                                  hint="recent sessions: " + (", ".join(known) or "none yet"))
         # Where the session's code ran, so replay reaches the same relative paths.
-        recorded = next((s.project_dir for s in await self.sessions() if s.id == session_id), None)
-        done = await self._db.run(export_session, session_id, rows, self._executions.outputs, directory,
-                                  self._kernelspec, project_dir=recorded or str(self._project_dir))
+        recorded = next((s.project_dir for s in sessions if s.id == session_id), None)
+
+        def outputs(execution_id: int) -> list[dict[str, Any]]:
+            # Called from the writing thread: each cell's outputs come from the database thread.
+            return self._db.run_sync(self._executions.outputs, execution_id)
+
+        # Building and writing notebooks is file work: a worker thread, not the database's.
+        done = await anyio.to_thread.run_sync(lambda: export_session(
+            session_id, rows, outputs, directory, self._kernelspec, project_dir=recorded or str(self._project_dir)))
         if html:
             from .html import to_html  # nbconvert costs ~150 ms to import: only when HTML is asked for
 
             for nb in done.notebooks:
-                nb.path = await self._db.run(to_html, nb.path)
+                nb.path = await anyio.to_thread.run_sync(to_html, nb.path)
         return done
 
     @staticmethod

@@ -99,10 +99,11 @@ class KnowledgeRepository:
 
     def match(self, table: str, expression: str, *, limit: int, source: str | None = None,
               kind: str | None = None) -> list[tuple[int, float]]:
-        """(chunk id, bm25 score — lower is better) for an FTS5 expression built with fts_quote."""
+        """(chunk id, bm25 score — lower is better) for an FTS5 expression built with fts_quote.
+
+        A read only: the trigram index may lag what was just indexed (`catch_up_trigram` completes it).
+        """
         fts = {"porter": "chunks_porter", "trigram": "chunks_trigram"}[table]
-        if table == "trigram":
-            self.catch_up_trigram()  # a search never misses what was indexed but not yet trigram-indexed
         sql = (f"SELECT c.id, bm25({fts}, 5.0, 1.0) AS score FROM {fts} JOIN chunks c ON c.id = {fts}.rowid ")
         where = [f"{fts} MATCH :q"]
         params: dict[str, object] = {"q": expression, "limit": limit}

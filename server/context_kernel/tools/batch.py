@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from ..errors import ContextKernelError
 from ..execution.requests import Command
-from .context import holder_and_session
+from .context import ServerState, app_and_session, text_result
 
 BATCH_DOC = (
     "Gather first, derive second: run several labelled shell commands in one call (fresh shells), index every "
@@ -27,7 +26,7 @@ class BatchCommand(BaseModel):
 
 async def ctx_batch_execute(
     commands: Annotated[list[BatchCommand], Field(description="Commands to run, in order.")],
-    ctx: Context,
+    ctx: Context[ServerState, Any],
     queries: Annotated[list[str] | None, Field(description="Questions to answer from the outputs.")] = None,
     concurrency: Annotated[int, Field(description="1 = in order with one shared time budget; up to 8 in "
                                       "parallel with a timeout each.", ge=1, le=8)] = 1,
@@ -36,11 +35,7 @@ async def ctx_batch_execute(
     query_scope: Annotated[Literal["batch", "global"], Field(description="Search this batch's output or "
                                                              "everything indexed.")] = "batch",
 ) -> CallToolResult:
-    holder, session = holder_and_session(ctx)
-    app = await holder.get()
-    try:
-        text = await app.batch.run([Command(c.label, c.command) for c in commands], queries or [], session=session,
-                                   concurrency=concurrency, timeout_ms=timeout, query_scope=query_scope)
-    except ContextKernelError as exc:
-        return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
-    return CallToolResult(content=[TextContent(type="text", text=text)])
+    app, session = await app_and_session(ctx)
+    text = await app.batch.run([Command(c.label, c.command) for c in commands], queries or [], session=session,
+                               concurrency=concurrency, timeout_ms=timeout, query_scope=query_scope)
+    return text_result(text)

@@ -1,12 +1,14 @@
-"""What every tool needs from the MCP request: the app holder, the session, a progress callback."""
+"""What every tool needs from the MCP request: the app, the session, a progress callback."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
 
-from ..app import AppHolder
+from ..app import App, AppHolder
 from ..execution.requests import SessionRef
 from .sessions import SessionIds
 
@@ -19,12 +21,18 @@ class ServerState:
         self.sessions = sessions
 
 
-def holder_and_session(ctx: Context) -> tuple[AppHolder, SessionRef]:
+def holder_and_session(ctx: Context[ServerState, Any]) -> tuple[AppHolder, SessionRef]:
     state: ServerState = ctx.request_context.lifespan_context
     return state.holder, state.sessions.resolve(ctx)
 
 
-def progress_reporter(ctx: Context) -> Callable[[float], Awaitable[None]] | None:
+async def app_and_session(ctx: Context[ServerState, Any]) -> tuple[App, SessionRef]:
+    """The app (built on the first call; a store that cannot open raises here) and the caller's session."""
+    holder, session = holder_and_session(ctx)
+    return await holder.get(), session
+
+
+def progress_reporter(ctx: Context[ServerState, Any]) -> Callable[[float], Awaitable[None]]:
     """MCP progress notifications while a cell runs, so long runs do not hit the client's timeout.
 
     The SDK makes this a no-op when the caller gave no progress token.
@@ -34,3 +42,8 @@ def progress_reporter(ctx: Context) -> Callable[[float], Awaitable[None]] | None
         await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s")
 
     return report
+
+
+def text_result(text: str, is_error: bool = False) -> CallToolResult:
+    """A tool's reply: one text block (`isError` for a reply that says the work failed, as a cell's error)."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..execution.requests import ExecuteReply, ExecuteRequest
-from ..metering import count
-from .context import holder_and_session, progress_reporter
+from ..execution.requests import ExecuteRequest
+from .context import ServerState, app_and_session, progress_reporter, text_result
 
 Language = Annotated[str, Field(description=(
     "python, shell, r, javascript, typescript (warm, stateful kernels); ruby, go, rust, php, perl, elixir, "
@@ -35,7 +34,7 @@ EXECUTE_FILE_DOC = (
 async def ctx_execute(
     language: Language,
     code: Annotated[str, Field(description="The code to run. Print what you need to see.")],
-    ctx: Context,
+    ctx: Context[ServerState, Any],
     timeout: Timeout = None,
     intent: Intent = None,
     background: Annotated[bool, Field(description=(
@@ -45,34 +44,27 @@ async def ctx_execute(
     kernel: Annotated[str | None, Field(description="Any installed Jupyter kernelspec name (e.g. ir); "
                                         "overrides language.")] = None,
 ) -> CallToolResult:
-    holder, session = holder_and_session(ctx)
-    app = await holder.get()
+    app, session = await app_and_session(ctx)
     reply = await app.execution.execute(
         ExecuteRequest(code=code, language=language, kernel=kernel, timeout_ms=timeout, intent=intent,
                        background=background, fresh=fresh, tool="ctx_execute"),
         session, progress_reporter(ctx),
     )
-    return to_result(reply)
+    return text_result(reply.text, reply.is_error)
 
 
 async def ctx_execute_file(
     path: Annotated[str, Field(description="File path, relative to the project directory or absolute inside it.")],
     language: Language,
     code: Annotated[str, Field(description="Code that processes FILE_CONTENT and prints the answer.")],
-    ctx: Context,
+    ctx: Context[ServerState, Any],
     timeout: Timeout = None,
     intent: Intent = None,
 ) -> CallToolResult:
-    holder, session = holder_and_session(ctx)
-    app = await holder.get()
+    app, session = await app_and_session(ctx)
     reply = await app.execution.execute(
         ExecuteRequest(code=code, language=language, timeout_ms=timeout, intent=intent, path=path,
                        tool="ctx_execute_file"),
         session, progress_reporter(ctx),
     )
-    return to_result(reply)
-
-
-def to_result(reply: ExecuteReply) -> CallToolResult:
-    count(bytes_in=reply.bytes_produced)
-    return CallToolResult(content=[TextContent(type="text", text=reply.text)], is_error=reply.is_error)
+    return text_result(reply.text, reply.is_error)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from ..errors import ContextKernelError
-from ..web.outcomes import FetchRequest, render_many, render_one
-from .context import holder_and_session
+from ..web.outcomes import FetchRequest
+from .context import ServerState, app_and_session, text_result
 
 FETCH_DOC = (
     "Fetch a page (HTML → main content as markdown, JSON, text) once, index it, and return only a short preview; "
@@ -25,7 +24,7 @@ class FetchItem(BaseModel):
 
 
 async def ctx_fetch_and_index(
-    ctx: Context,
+    ctx: Context[ServerState, Any],
     url: Annotated[str | None, Field(description="The page to fetch (or give requests).")] = None,
     requests: Annotated[list[FetchItem] | None, Field(description="Several pages: [{url, source?}].")] = None,
     source: Annotated[str | None, Field(description="Label to index it under (default: the URL).")] = None,
@@ -34,22 +33,9 @@ async def ctx_fetch_and_index(
     force: Annotated[bool, Field(description="Refetch even if cached.")] = False,
     concurrency: Annotated[int, Field(description="Parallel fetches for requests (1-8).", ge=1, le=8)] = 1,
 ) -> CallToolResult:
-    holder, session = holder_and_session(ctx)
-    if (url is None) == (requests is None):
-        return _text("give exactly one of url or requests", True)
-    app = await holder.get()
-    items = [FetchRequest(url, source)] if url is not None else [FetchRequest(r.url, r.source) for r in requests or []]
-    try:
-        outcomes = await app.fetch.fetch_many(items, session_id=session.id,
-                                              ttl_s=None if ttl is None else ttl / 1000, force=force,
-                                              concurrency=concurrency)
-    except ContextKernelError as exc:
-        return _text(str(exc), True)
-    if url is not None:
-        return _text(render_one(outcomes[0]), outcomes[0].status == "error")
-    text, all_failed = render_many(outcomes)
-    return _text(text, all_failed)
-
-
-def _text(text: str, is_error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+    app, session = await app_and_session(ctx)
+    reply = await app.fetch.fetch(
+        url=url, requests=None if requests is None else [FetchRequest(r.url, r.source) for r in requests],
+        source=source, session_id=session.id, ttl_s=None if ttl is None else ttl / 1000, force=force,
+        concurrency=concurrency)
+    return text_result(reply.text, reply.is_error)

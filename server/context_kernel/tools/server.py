@@ -1,4 +1,11 @@
-"""create_server(settings): the MCP server with its tools; the same factory serves CLI and tests."""
+"""create_server(settings): the MCP server with its tools; the same factory serves CLI and tests.
+
+This module is the MCP edge's one error boundary and its one meter. Tools raise our errors and
+never build error replies; here every `ContextKernelError` (raised by a tool, or found as the
+cause of the SDK's wrapper) becomes an `isError` result carrying its message and hint, the SDK's
+argument validation becomes one plain sentence naming the argument, and every call — answered,
+failed or refused — is counted for ctx_stats after its reply has gone out.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +16,18 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent, Tool
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
+from pydantic import ValidationError
 
 from .. import __version__
 from ..app import AppHolder
-from ..metering import metering
+from ..errors import ContextKernelError
+from ..metering import CallRecord, metering
 from ..settings import Settings
 from . import batch, execute, export, fetch, knowledge, meta
-from .context import ServerState, holder_and_session
+from .context import ServerState, holder_and_session, text_result
 from .schema import compact_schema
 from .sessions import SessionIds
 
@@ -26,6 +37,9 @@ INSTRUCTIONS = (
     "context-kernel runs your code in warm Jupyter kernels next to the data and returns only what it prints. "
     "Think in code: filter, count and summarise inside ctx_execute / ctx_execute_file and print the answer."
 )
+# Calls answered before the store could open are kept here until it can (bounded: a server whose
+# store never opens must not grow without end).
+MAX_UNRECORDED = 1000
 
 
 def _returned_bytes(result: CallToolResult) -> int:
@@ -38,42 +52,102 @@ def _returned_bytes(result: CallToolResult) -> int:
     return total
 
 
+def ours(exc: BaseException | None) -> ContextKernelError | None:
+    """Our error behind the SDK's wrappers: the exception itself, its cause or context, or inside a group."""
+    seen: set[int] = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop(0)
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ContextKernelError):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend([current.__cause__, current.__context__])
+    return None
+
+
+def argument_errors(tool: str, exc: ValidationError) -> str:
+    """One sentence naming each bad argument: what an agent needs to fix the call, no pydantic internals."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".") or "arguments"
+        if err["type"] == "missing":
+            problems.append(f"`{where}` is required")
+        elif err["type"] == "extra_forbidden":
+            problems.append(f"`{where}` is not a parameter of {tool}")
+        else:
+            problems.append(f"`{where}`: {err['msg'][:1].lower()}{err['msg'][1:]}")
+    return (f"{tool} was called with invalid arguments: {'; '.join(dict.fromkeys(problems))}. "
+            "Call it again with the arguments its schema describes.")
+
+
+def error_result(tool: str, exc: ToolError) -> CallToolResult:
+    """The `isError` result for a failed call; an unexpected exception is logged with its traceback."""
+    found = ours(exc)
+    if found is not None:
+        log.info("tool %s refused or failed: %s", tool, found.message)
+        return text_result(str(found), True)
+    if isinstance(exc.__cause__, ValidationError):
+        return text_result(argument_errors(tool, exc.__cause__), True)
+    if isinstance(exc, UnexpectedToolError):
+        log.error("tool %s raised an unexpected exception", tool, exc_info=exc.__cause__ or exc)
+        kind = type(exc.__cause__).__name__ if exc.__cause__ is not None else "error"
+        return text_result(f"{tool} failed inside context-kernel ({kind}); this is a fault of the server, not of "
+                           "the call. The server log has the traceback; calling again may work.", True)
+    return text_result(str(exc), True)  # e.g. an unknown tool name: the SDK's message says it
+
+
 class ContextKernelServer(MCPServer[ServerState]):
-    """MCPServer plus compact schemas in tools/list and byte accounting around every tool call."""
+    """MCPServer plus compact schemas in tools/list, the error boundary and byte accounting of every call."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._unrecorded: list[CallRecord] = []
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
         return [t.model_copy(update={"input_schema": compact_schema(t.input_schema)}) for t in tools]
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None
-                        ) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[ServerState, Any] | None = None) -> CallToolResult | InputRequiredResult:
         began = time.perf_counter()
         with metering() as meter:
-            result = await super().call_tool(name, arguments, context)
+            try:
+                result = await super().call_tool(name, arguments, context)
+            except MCPError:
+                raise  # a protocol-level error: the SDK answers it as JSON-RPC
+            except ToolError as exc:  # UnexpectedToolError included
+                result = error_result(name, exc)
         if context is not None and isinstance(result, CallToolResult):
-            duration_ms = (time.perf_counter() - began) * 1000
             holder, session = holder_and_session(context)  # resolved now, while the request is current
+            record = CallRecord(session.id, name, (time.perf_counter() - began) * 1000, meter.bytes_in,
+                                meter.bytes_indexed, _returned_bytes(result), bool(result.is_error))
 
-            async def record() -> None:
-                await self._record(holder, session.id, name, result, meter.bytes_in, meter.bytes_indexed,
-                                   duration_ms)
+            async def write() -> None:
+                await self._record(holder, record)
 
             # The accounting row is written after the reply goes out: a round trip pays nothing
             # for it (the database thread is FIFO, so a later ctx_stats still sees it).
-            holder.spawn(record)
+            holder.spawn(write)
         return result
 
-    async def _record(self, holder: AppHolder, session_id: str, name: str, result: CallToolResult, bytes_in: int,
-                      bytes_indexed: int, duration_ms: float) -> None:
-        app = holder.started
-        if app is None:
-            return  # a call refused before the app was built (bad arguments): nothing ran, nothing to count
+    async def _record(self, holder: AppHolder, record: CallRecord) -> None:
+        self._unrecorded = [*self._unrecorded, record][-MAX_UNRECORDED:]
         try:
-            await app.db.run(app.events.record_call, session_id, name, duration_ms=duration_ms, bytes_in=bytes_in,
-                             bytes_indexed=bytes_indexed, bytes_returned=_returned_bytes(result),
-                             is_error=bool(result.is_error))
-        except Exception:  # accounting must never fail the call it accounts for
-            log.exception("could not record tool call %s", name)
+            app = await holder.get()  # a call refused before anything ran (bad arguments) is counted too
+        except ContextKernelError as exc:
+            log.warning("tool call %s not recorded yet (the store is unavailable): %s", record.tool, exc.message)
+            return  # kept: written with the first call after the store opens
+        calls, self._unrecorded = self._unrecorded, []
+        if not calls:
+            return  # a concurrent write took this one
+        try:
+            await app.records.record_calls(calls)
+        except Exception:
+            log.exception("could not record %d tool call(s)", len(calls))
 
 
 def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKernelServer:

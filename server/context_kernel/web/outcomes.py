@@ -30,6 +30,14 @@ class FetchOutcome:
     error: str = ""
 
 
+@dataclass(frozen=True)
+class FetchReply:
+    """What ctx_fetch_and_index answers: an error when the one URL (or every URL of a batch) failed."""
+
+    text: str
+    is_error: bool
+
+
 def preview(text: str) -> str:
     """At most 3 KB of the converted page, cut at a line end: enough to tell what was indexed."""
     data = text.encode("utf-8", "replace")

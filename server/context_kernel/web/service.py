@@ -12,15 +12,13 @@ from collections.abc import Callable
 import anyio
 
 from ..batches import check_batch
-from ..errors import ContextKernelError
+from ..errors import ContextKernelError, InvalidRequest
 from ..knowledge.service import KnowledgeService
 from ..metering import count
 from ..security.call_guard import DenyGuard
-from ..store.db import Database
-from ..store.knowledge import KnowledgeRepository, delete_older_than
 from .client import SafeFetcher
 from .convert import convert
-from .outcomes import FetchOutcome, FetchRequest, preview
+from .outcomes import FetchOutcome, FetchReply, FetchRequest, preview, render_many, render_one
 
 DEFAULT_TTL_S = 24 * 3600
 KEEP_FETCHED_S = 14 * 24 * 3600
@@ -28,19 +26,31 @@ MAX_URLS = 50
 
 
 class FetchService:
-    def __init__(self, *, db: Database, repo: KnowledgeRepository, knowledge: KnowledgeService,
-                 fetcher: SafeFetcher, clock: Callable[[], float] = time.time,
+    def __init__(self, *, knowledge: KnowledgeService, fetcher: SafeFetcher, clock: Callable[[], float] = time.time,
                  guard: DenyGuard | None = None) -> None:
-        self._db = db
         self._guard = guard
-        self._repo = repo
         self._knowledge = knowledge
         self._fetcher = fetcher
         self._clock = clock
 
     async def remove_stale(self) -> int:
         """Server start calls this: fetched content older than 14 days goes."""
-        return await self._db.run(delete_older_than, self._db.engine, self._clock() - KEEP_FETCHED_S, "fetch")
+        return await self._knowledge.remove_older_than(self._clock() - KEEP_FETCHED_S, "fetch")
+
+    async def fetch(self, *, url: str | None, requests: list[FetchRequest] | None, session_id: str | None,
+                    source: str | None = None, ttl_s: float | None = None, force: bool = False,
+                    concurrency: int = 1) -> FetchReply:
+        """ctx_fetch_and_index: one URL (its outcome is the reply) or a batch (one line per URL)."""
+        if (url is None) == (requests is None):
+            raise InvalidRequest("give exactly one of url or requests", hint="url= for one page, "
+                                 "requests=[{url, source?}, ...] for several")
+        items = [FetchRequest(url, source)] if url is not None else list(requests or [])
+        outcomes = await self.fetch_many(items, session_id=session_id, ttl_s=ttl_s, force=force,
+                                         concurrency=concurrency)
+        if url is not None:
+            return FetchReply(render_one(outcomes[0]), outcomes[0].status == "error")
+        text, all_failed = render_many(outcomes)
+        return FetchReply(text, all_failed)
 
     async def fetch_many(self, requests: list[FetchRequest], *, session_id: str | None, ttl_s: float | None = None,
                          force: bool = False, concurrency: int = 1,
@@ -65,7 +75,7 @@ class FetchService:
         label = req.source or req.url
         ttl = DEFAULT_TTL_S if ttl_s is None else ttl_s
         if not force and ttl > 0:
-            cached = await self._db.run(self._repo.get_source, label)
+            cached = await self._knowledge.cached_source(label)
             if cached is not None and cached.kind == "fetch" and cached.origin == req.url:
                 age = self._clock() - cached.indexed_at
                 if age < ttl:

@@ -1,6 +1,18 @@
-"""R code that `ctx_execute_file` prepends to the agent's code: FILE_CONTENT and friends.
+"""FILE_CONTENT for every language: the code that defines FILE_CONTENT, FILE_CONTENT_PATH and
+file_path before a ctx_execute_file cell runs — the one home of these definitions.
 
-The prelude is ONE line ending in a newline, so R tracebacks of the agent's code ("# at line N
+Who runs which:
+- python, r: the server sends the preamble as a silent cell before the agent's code (kernels we
+  did not write cannot read our cell metadata); `preamble()` gives it.
+- shell: our bash kernel runs `shell_preamble(path, in_kernel=True)` in front of the cell.
+- javascript, typescript: our node driver defines the same globals (`defineFileGlobals` in
+  kernel_processes/node_driver.js); `node_preamble()` is that code for an exported cell.
+- the script languages build it into the program they compile for the cell
+  (kernel_processes/script_languages.py, one builder per language, which export reuses).
+Exported notebooks put these in the cell's own source (notebooks/preambles.py), so they replay
+without the server. Standard library only: kernel processes import it.
+
+R: the prelude is ONE line ending in a newline, so R tracebacks of the agent's code ("# at line N
 of file <text>") are off by exactly `R_PRELUDE_LINES`. It defines, in the global environment:
   FILE_CONTENT_PATH, file_path  the path, exactly as given
   FILE_CONTENT                  the file's text, decoded as UTF-8 (invalid bytes become U+FFFD),
@@ -12,7 +24,9 @@ first because statements after a failing one on the same line still run.
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 
 R_PRELUDE_LINES = 1
 
@@ -37,7 +51,7 @@ def r_string_literal(text: str) -> str:
 def r_file_prelude(path: str) -> str:
     """Return the R line that defines FILE_CONTENT_PATH, file_path and FILE_CONTENT for `path`.
 
-    The execution layer prepends it to the agent's R code for ctx_execute_file.
+    The server sends it before the agent's R code for ctx_execute_file.
     """
     literal = r_string_literal(path)
     # file() gives special meaning to some descriptions ("stdin", "clipboard", URLs, a leading
@@ -57,3 +71,46 @@ def r_file_prelude(path: str) -> str:
         f")({opened})"
     )
     return f"FILE_CONTENT_PATH <- {literal}; file_path <- FILE_CONTENT_PATH; FILE_CONTENT <- {read}\n"
+
+
+def python_preamble(path: str) -> str:
+    p = repr(path)
+    return (
+        f"FILE_CONTENT_PATH = file_path = {p}\n"
+        f"with open({p}, encoding='utf-8', errors='replace') as _ck_fh:\n"
+        "    FILE_CONTENT = _ck_fh.read()\n"
+        "del _ck_fh\n"
+    )
+
+
+def shell_preamble(path: str, *, in_kernel: bool = False) -> str:
+    """Bash that reads the file into FILE_CONTENT.
+
+    `read -d ''` stops at the end of the file with status 1. In our kernel the line runs in front
+    of the cell (errors of a missing file are the kernel's to report); in an exported cell `|| :`
+    keeps that status from tripping a `set -e` the cell itself turns on later.
+    """
+    p = shlex.quote(path)
+    if in_kernel:
+        return f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; IFS= \\builtin read -r -d '' FILE_CONTENT 2>/dev/null <{p}; "
+    return f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; IFS= read -r -d '' FILE_CONTENT <{p} || :\n"
+
+
+def node_preamble(path: str) -> str:
+    """What `defineFileGlobals` in node_driver.js does, as code: globals, visible in later cells too.
+
+    A JSON string is a valid JavaScript (and TypeScript) string literal.
+    """
+    return (
+        f"globalThis.FILE_CONTENT_PATH = globalThis.file_path = {json.dumps(path, ensure_ascii=False)};\n"
+        "globalThis.FILE_CONTENT = require('fs').readFileSync(globalThis.FILE_CONTENT_PATH, 'utf8');\n"
+    )
+
+
+_SERVER_SENT = {"python": python_preamble, "r": r_file_prelude}
+
+
+def preamble(language: str, path: str) -> str | None:
+    """The cell the server sends first for `language`, or None when the kernel defines them itself."""
+    make = _SERVER_SENT.get(language)
+    return make(path) if make else None

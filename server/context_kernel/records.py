@@ -1,0 +1,97 @@
+"""The record service behind ctx_stats, ctx_insight and ctx_purge: what the session record says, and
+deleting it. Tool-call accounting is written here too (the MCP edge meters every call).
+
+Reads take in what hooks spooled first (`ingest`), so a page or a count never lags the hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from .errors import InvalidRequest
+from .insight import read_insight, write_insight
+from .knowledge.service import KnowledgeService
+from .metering import CallRecord
+from .stats import render_stats
+from .store.db import Database
+from .store.events import EventRepository
+from .store.executions import ExecutionRepository
+
+PurgeScope = Literal["session", "project"]
+
+
+@dataclass(frozen=True)
+class PurgeReport:
+    scope: PurgeScope
+    sources: int
+    executions: int
+    sessions: int
+    hook_events: int | None
+    """Hook events deleted; None for a session purge (hook and MCP session ids are unrelated)."""
+
+
+@dataclass(frozen=True)
+class InsightReport:
+    page: Path
+    sessions: int
+
+
+class RecordService:
+    def __init__(self, *, db: Database, executions: ExecutionRepository, events: EventRepository,
+                 knowledge: KnowledgeService, ingest: Callable[[], Awaitable[object]], home: Path,
+                 project_dir: Path, export_dir: Path, insight_page: Path) -> None:
+        self._db = db
+        self._executions = executions
+        self._events = events
+        self._knowledge = knowledge
+        self._ingest = ingest
+        self._home = home
+        self._project_dir = project_dir
+        self._export_dir = export_dir
+        self._insight_page = insight_page
+
+    async def record_calls(self, calls: list[CallRecord]) -> None:
+        def write() -> None:
+            for c in calls:
+                self._events.record_call(c.session_id, c.tool, duration_ms=c.duration_ms, bytes_in=c.bytes_in,
+                                         bytes_indexed=c.bytes_indexed, bytes_returned=c.bytes_returned,
+                                         is_error=c.is_error)
+
+        await self._db.run(write)
+
+    async def stats(self, session_id: str) -> str:
+        """ctx_stats: this session and the lifetime of the data dir, every figure defined."""
+        await self._ingest()
+
+        def read() -> str:
+            events = sum(self._events.event_counts().values())
+            return render_stats(session_id, self._events.tool_totals(session_id), self._events.tool_totals(),
+                                self._events.session_count(), events)
+
+        return await self._db.run(read)
+
+    async def insight(self, page: Path | None = None) -> InsightReport:
+        """ctx_insight: write the local HTML page of every session."""
+        await self._ingest()
+        target = page or self._insight_page
+        data = await self._db.run(read_insight, self._executions, self._events)
+        count = await anyio.to_thread.run_sync(write_insight, data, self._home, self._export_dir, target)
+        return InsightReport(target, count)
+
+    async def purge(self, *, confirm: bool, scope: PurgeScope, session_id: str) -> PurgeReport:
+        """ctx_purge: a session's (or the whole project's) indexed sources and execution records,
+        and for the project its hook memory too."""
+        if not confirm:
+            raise InvalidRequest("nothing deleted: purging needs confirm=true",
+                                 hint="call again with confirm=true if you mean it")
+        hook_events: int | None = None
+        if scope == "project":
+            await self._ingest()  # spooled hook events belong to the project too
+            hook_events = await self._db.run(self._events.purge_project, str(self._project_dir))
+        counts = await self._knowledge.purge(scope=scope, session_id=session_id)
+        return PurgeReport(scope, counts["sources"], counts["executions"], counts["sessions"], hook_events)
