@@ -76,3 +76,41 @@ async def test_code_reading_stdin_fails_instead_of_hanging(client: Client) -> No
     is_error, text = await run(client, "input('name? ')", timeout=10_000)
     assert is_error
     assert "StdinNotImplementedError" in text or "stdin" in text.lower()
+
+
+NO_RESTART_KERNEL = '''\
+"""A python kernel that starts once: started again (a restart), it exits at once."""
+import os, sys
+marker = os.environ["CK_TEST_STARTED"]
+if os.path.exists(marker):
+    sys.exit(3)
+open(marker, "w").close()
+from ipykernel.kernelapp import launch_new_instance
+launch_new_instance()
+'''
+
+
+async def test_a_kernel_that_cannot_be_restarted_after_a_stuck_cell_is_replaced_and_the_reply_says_so(
+        tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import sys
+
+    specs = tmp_path / "jupyter" / "kernels" / "no-restart"
+    specs.mkdir(parents=True)
+    (specs / "kernel.py").write_text(NO_RESTART_KERNEL)
+    marker = tmp_path / "started"
+    (specs / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, str(specs / "kernel.py"), "-f", "{connection_file}"], "language": "python",
+        "display_name": "starts once", "env": {"CK_TEST_STARTED": str(marker)}}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    settings = make_settings(tmp_path, project, kernel_start_timeout_s=20.0)
+    async with Client(create_server(settings)) as client:
+        stuck = await client.call_tool("ctx_execute", {
+            "language": "python", "kernel": "no-restart", "timeout": 1000,
+            "code": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass"})
+        text = text_of(stuck)
+        assert stuck.is_error and "could not be restarted" in text and "new kernel starts with the next call" in text
+        marker.unlink()  # the next start works again
+        again = await client.call_tool("ctx_execute", {"language": "python", "kernel": "no-restart",
+                                                        "code": "print('fresh kernel')"})
+    assert (again.is_error, text_of(again)) == (False, "fresh kernel")
