@@ -1,0 +1,147 @@
+"""The README's table of environment variables names exactly the variables the package reads.
+
+"Reads" is decided from the source with `ast`, over every module of the package (not named files,
+so the check survives code moving between modules). A name counts when it is a string constant in:
+
+- `env.get("X")`, `env.setdefault("X", ...)`, `env["X"]` (not as an assignment target), `"X" in env`,
+  `"X" not in env`, where `env` is any name or attribute called `env`, `_env`, `*_env` or `environ`
+  (so `os.environ`, `self._env` and `settings.base_env` count too), and `os.getenv("X")`;
+- a call that is handed such an `env` together with a constant name, like `_env_int(env, "X", 5)`
+  (a helper that reads `X` from `env`);
+- a module-level tuple, list, set or frozenset whose name ends in `_VARS`, like `PROJECT_VARS`
+  (names the code reads in a loop), except the scrub lists below.
+
+Kernel processes (`kernel_processes/`, formerly `kernels/own/`) are part of the package and their
+reads count: they change what the programs a cell runs see (HOME, the locale, Go's cache).
+
+The scrub lists are not reads: they name variables removed from every kernel's environment, whose
+values are never looked at. They are checked against docs/tools.md instead, which lists them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "server" / "context_kernel"
+README = ROOT / "README.md"
+TOOLS_DOC = ROOT / "docs" / "tools.md"
+TABLE_MARK = "<!-- env-table -->"
+SCRUB_LISTS = frozenset({"INJECTION_VARS", "_JUPYTER_VARS"})
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _is_env(node: ast.expr) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name is not None and (name in ("env", "_env", "environ") or name.endswith("_env"))
+
+
+def _constant(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _collection_names(value: ast.expr) -> set[str]:
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("frozenset", "set"):
+        value = value.args[0] if value.args else value
+    if not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return set()
+    return {c for c in (_constant(e) for e in value.elts) if c is not None}
+
+
+def _module_level_vars(tree: ast.Module) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets, value = (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]), stmt.value
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id.endswith("_VARS") and value is not None:
+                found[target.id] = found.get(target.id, set()) | _collection_names(value)
+    return found
+
+
+def names_read(source: str) -> set[str]:
+    """Every environment variable name a module's source reads (see the module docstring)."""
+    tree = ast.parse(source)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            first = _constant(node.args[0]) if node.args else None
+            env_method = isinstance(func, ast.Attribute) and func.attr in ("get", "setdefault") and _is_env(func.value)
+            if env_method or (isinstance(func, ast.Attribute) and func.attr == "getenv"):
+                names.update([first] if first else [])
+            elif any(_is_env(arg) for arg in [*node.args, *(k.value for k in node.keywords)]):
+                names.update(c for c in map(_constant, node.args) if c and UPPER_NAME.fullmatch(c))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_env(node.value):
+            key = _constant(node.slice)
+            names.update([key] if key else [])
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            key = _constant(node.left)
+            if key and _is_env(node.comparators[0]):
+                names.add(key)
+    for collection, members in _module_level_vars(tree).items():
+        if collection not in SCRUB_LISTS:
+            names |= members
+    return names
+
+
+def package_reads() -> set[str]:
+    return set().union(*(names_read(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))))
+
+
+def scrubbed_names() -> set[str]:
+    found: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        for collection, members in _module_level_vars(ast.parse(path.read_text())).items():
+            if collection in SCRUB_LISTS:
+                found |= members
+    return found
+
+
+def readme_table_names() -> set[str]:
+    """Names in the first column of the table that follows the marker (a cell may name several)."""
+    text = README.read_text()
+    assert TABLE_MARK in text, f"README.md has no {TABLE_MARK} marker before the environment table"
+    rows = text.split(TABLE_MARK, 1)[1].lstrip("\n").splitlines()
+    names: set[str] = set()
+    for row in rows:
+        if not row.startswith("|"):
+            break
+        first_cell = row.strip("|").split("|", 1)[0]
+        names.update(n for n in re.findall(r"`([^`]+)`", first_cell) if NAME.fullmatch(n))
+    return names
+
+
+def test_the_scan_sees_every_way_the_code_reads_a_variable() -> None:
+    source = (
+        "import os\n"
+        "PROJECT_VARS = ('A_DIR', 'B_DIR')\n"
+        "INJECTION_VARS: frozenset[str] = frozenset({'SCRUBBED'})\n"
+        "OTHER: tuple[str, ...] = ('NOT_A_VAR',)\n"
+        "def f(env, self, settings):\n"
+        "    env.get('GET'); env['ITEM']; 'IN' in env; 'NOT_IN' not in self._env\n"
+        "    os.environ.get('OS_GET'); os.getenv('GETENV'); settings.base_env.setdefault('SETDEFAULT', '1')\n"
+        "    _env_int(env, 'HELPER', 5); env['WRITTEN'] = '1'; env.get(name); print('LOUD')\n"
+    )
+    assert names_read(source) == {
+        "A_DIR", "B_DIR", "GET", "ITEM", "IN", "NOT_IN", "OS_GET", "GETENV", "SETDEFAULT", "HELPER",
+    }
+
+
+def test_every_variable_the_package_reads_is_in_the_readme_table_and_nothing_else() -> None:
+    read, documented = package_reads(), readme_table_names()
+    assert "CONTEXT_KERNEL_HOME" in read  # the scan found the CLI's reads at all
+    missing, stale = sorted(read - documented), sorted(documented - read)
+    assert {"read but not in the README's table": missing, "in the table but read nowhere": stale} == {
+        "read but not in the README's table": [], "in the table but read nowhere": []}
+
+
+def test_every_variable_scrubbed_from_kernels_is_listed_in_the_tools_doc() -> None:
+    scrubbed = scrubbed_names()
+    assert "NODE_OPTIONS" in scrubbed and "JPY_PARENT_PID" in scrubbed
+    listed = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", TOOLS_DOC.read_text()))
+    assert sorted(scrubbed - listed) == []
