@@ -11,9 +11,9 @@ records) lives in the services.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -109,7 +109,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 
     tg.start_soon(cull_loop)
 
-    def spawn(fn: Callable[[], Awaitable[None]]) -> None:
+    def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         tg.start_soon(fn)
 
     executions, events = ExecutionRepository(db.engine), EventRepository(db.engine)
@@ -189,7 +189,7 @@ class AppHolder:
 
         return await collect(self.settings, True, kernel_factory(self.settings))
 
-    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run `fn` in the lifespan's task group: work that must not delay the reply being sent."""
         assert self._tg is not None, "AppHolder must be entered (server lifespan) before use"
         self._tg.start_soon(fn)

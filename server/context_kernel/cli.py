@@ -103,7 +103,7 @@ async def _serve_http(server: Any, host: str, port: int) -> None:
 
     async def announce() -> None:
         # One line on stderr once the socket is bound, so scripts (and tests) know where to connect.
-        while not web.started:
+        while not web.started:  # noqa: ASYNC110 - uvicorn sets a flag, it offers no event to wait on
             await anyio.sleep(0.02)
         bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
         print(f"context-kernel listening on http://{host}:{bound}/mcp", file=sys.stderr, flush=True)
@@ -149,11 +149,15 @@ async def _fetch(settings: Settings, urls: list[str], source: str | None, force:
     from .web.outcomes import FetchRequest, render_many, render_one
 
     requests = [FetchRequest(u, source if len(urls) == 1 else None) for u in urls]
+
+    def done(_outcome: object) -> None:
+        bar.update(1)
+
     async with AppHolder(settings) as holder:
         app = await holder.get()
         with tqdm(total=len(urls), unit="url", file=sys.stderr, disable=len(urls) == 1) as bar:
             outcomes = await app.fetch.fetch_many(requests, session_id="cli", ttl_s=ttl, force=force,
-                                                  concurrency=concurrency, on_done=lambda _o: bar.update(1))
+                                                  concurrency=concurrency, on_done=done)
     if len(outcomes) == 1:
         print(render_one(outcomes[0]))
         return 1 if outcomes[0].status == "error" else 0
@@ -210,11 +214,11 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
     return 0
 
 
-async def _insight(settings: Settings, out: str | None) -> int:
+async def _insight(settings: Settings, page: Path | None) -> int:
     from .app import AppHolder
 
     async with AppHolder(settings) as holder:
-        done = await (await holder.get()).records.insight(Path(out).expanduser().absolute() if out else None)
+        done = await (await holder.get()).records.insight(page)
     print(f"{done.page} ({done.sessions} sessions)")
     return 0
 
@@ -222,7 +226,8 @@ async def _insight(settings: Settings, out: str | None) -> int:
 def cmd_insight(args: argparse.Namespace) -> int:
     import anyio
 
-    return anyio.run(_insight, build_settings(args, dict(os.environ)), args.output)
+    page = Path(args.output).expanduser().absolute() if args.output else None
+    return anyio.run(_insight, build_settings(args, dict(os.environ)), page)
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
@@ -27,7 +27,7 @@ HELLO: dict[str, str] = {
 
 @dataclass
 class Check:
-    level: str  # OK | WARN | FAIL
+    level: Literal["OK", "WARN", "FAIL"]
     subject: str
     detail: str
 

@@ -112,4 +112,5 @@ class StoreError(ContextKernelError):
 
 
 class ReplayError(ContextKernelError):
-    """An exported notebook cannot be replayed here: it names no kernel, a part is missing, a kernel is not installed."""
+    """An exported notebook cannot be replayed here: it names no kernel, a part is missing, or a
+    kernel it needs is not installed."""

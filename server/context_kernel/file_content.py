@@ -92,7 +92,8 @@ def shell_preamble(path: str, *, in_kernel: bool = False) -> str:
     """
     p = shlex.quote(path)
     if in_kernel:
-        return f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; IFS= \\builtin read -r -d '' FILE_CONTENT 2>/dev/null <{p}; "
+        return (f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; "
+                f"IFS= \\builtin read -r -d '' FILE_CONTENT 2>/dev/null <{p}; ")
     return f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT=; IFS= read -r -d '' FILE_CONTENT <{p} || :\n"
 
 

@@ -11,7 +11,7 @@ so the check survives code moving between modules). A name counts when it is a s
 - a module-level tuple, list, set or frozenset whose name ends in `_VARS`, like `PROJECT_VARS`
   (names the code reads in a loop), except the scrub lists below.
 
-Kernel processes (`kernel_processes/`, formerly `kernels/own/`) are part of the package and their
+Kernel processes (`kernel_processes/`) are part of the package and their
 reads count: they change what the programs a cell runs see (HOME, the locale, Go's cache).
 
 The scrub lists are not reads: they name variables removed from every kernel's environment, whose
@@ -63,9 +63,27 @@ def _module_level_vars(tree: ast.Module) -> dict[str, set[str]]:
     return found
 
 
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level `NAME = "VALUE"`: `env.get(DATA_DIR_VAR)` reads the variable the constant names."""
+    found = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and UPPER_NAME.fullmatch(value.value):
+                found[stmt.targets[0].id] = value.value
+    return found
+
+
 def names_read(source: str) -> set[str]:
     """Every environment variable name a module's source reads (see the module docstring)."""
     tree = ast.parse(source)
+    strings = _string_constants(tree)
+
+    def _constant(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return strings.get(node.id)
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -119,6 +137,7 @@ def readme_table_names() -> set[str]:
 def test_the_scan_sees_every_way_the_code_reads_a_variable() -> None:
     source = (
         "import os\n"
+        "HOME_VAR = 'NAMED_BY_A_CONSTANT'\n"
         "PROJECT_VARS = ('A_DIR', 'B_DIR')\n"
         "INJECTION_VARS: frozenset[str] = frozenset({'SCRUBBED'})\n"
         "OTHER: tuple[str, ...] = ('NOT_A_VAR',)\n"
@@ -126,9 +145,10 @@ def test_the_scan_sees_every_way_the_code_reads_a_variable() -> None:
         "    env.get('GET'); env['ITEM']; 'IN' in env; 'NOT_IN' not in self._env\n"
         "    os.environ.get('OS_GET'); os.getenv('GETENV'); settings.base_env.setdefault('SETDEFAULT', '1')\n"
         "    _env_int(env, 'HELPER', 5); env['WRITTEN'] = '1'; env.get(name); print('LOUD')\n"
+        "    env.get(HOME_VAR)\n"
     )
     assert names_read(source) == {
-        "A_DIR", "B_DIR", "GET", "ITEM", "IN", "NOT_IN", "OS_GET", "GETENV", "SETDEFAULT", "HELPER",
+        "NAMED_BY_A_CONSTANT", "A_DIR", "B_DIR", "GET", "ITEM", "IN", "NOT_IN", "OS_GET", "GETENV", "SETDEFAULT", "HELPER",
     }
 
 

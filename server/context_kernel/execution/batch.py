@@ -12,10 +12,12 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Literal
 
 import anyio
 
 from ..batches import check_batch
+from ..kernels.backend import JupyterKernel
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
 from ..knowledge.model import Chunk
@@ -32,7 +34,7 @@ MAX_COMMANDS = 50
 @dataclass
 class CommandResult:
     command: Command
-    status: str = "skipped"
+    status: Literal["skipped", "ok", "timeout", "error"] = "skipped"
     output: str = ""
     error: str = ""
     execution_id: int | None = None
@@ -103,10 +105,10 @@ class BatchService:
             for _ in range(min(concurrency, len(results))):
                 tg.start_soon(worker)
 
-    async def _one(self, kernel: object, r: CommandResult, session: SessionRef, deadline: float) -> None:
+    async def _one(self, kernel: JupyterKernel, r: CommandResult, session: SessionRef, deadline: float) -> None:
         began = time.monotonic()
         req = ExecuteRequest(code=r.command.command, language="shell", tool="ctx_batch_execute")
-        exec_id, outcome, collector = await self._execution.run_recorded(  # type: ignore[arg-type]
+        exec_id, outcome, collector = await self._execution.run_recorded(
             kernel, req, session, deadline, r.command.label)
         r.execution_id = exec_id
         r.output = await self._execution.recorded_output(exec_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from ..kernels.languages import Language
 from .collector import OutputCollector
@@ -14,8 +15,8 @@ from .text import compact_traceback, strip_ansi
 class ShapedReply:
     text: str
     is_error: bool
-    kind: str
-    """full | trimmed — whether the agent saw all of the output."""
+    kind: Literal["full", "trimmed", "intent"]
+    """Whether the agent saw all of the output, its head and tail, or the lines matching the intent."""
 
 
 def shape_reply(
@@ -75,5 +76,5 @@ def shape_reply(
         parts.append("[" + "; ".join(notes) + "]")
     if not parts:
         parts.append("(no output)")
-    kind = "intent" if body is not None else ("trimmed" if trimmed else "full")
+    kind: Literal["full", "trimmed", "intent"] = "intent" if body is not None else ("trimmed" if trimmed else "full")
     return ShapedReply("\n".join(parts), is_error, kind)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -25,11 +26,15 @@ class SessionRef:
     transport: str = "stdio"
 
 
+CellStatus = Literal["ok", "error", "timeout", "died", "running", "interrupted"]
+"""How a cell ended. running: a background cell still going; interrupted: the server stopped first."""
+
+
 @dataclass(frozen=True)
 class ExecuteReply:
     text: str
     is_error: bool
-    status: str
+    status: CellStatus
     execution_id: int | None = None
     bytes_produced: int = 0
     bytes_returned: int = 0

@@ -16,6 +16,7 @@ import anyio
 from ..errors import KernelRestartFailed
 from ..kernels.backend import JupyterKernel
 from .collector import OutputCollector
+from .requests import CellStatus
 
 # How long to wait for a kernel to come back after SIGINT before restarting it.
 INTERRUPT_GRACE_S = 5.0
@@ -28,8 +29,7 @@ Progress = Callable[[float], Awaitable[None]]
 
 @dataclass
 class CellOutcome:
-    status: str
-    """ok | error | timeout | died | running"""
+    status: CellStatus
     error_name: str | None = None
     error_value: str | None = None
     execution_count: int | None = None
@@ -118,7 +118,7 @@ class CellRun:
         reply = await self.kernel.shell_reply(self._msg_id, timeout=2.0)
         content = reply["content"] if reply else {}
         err = self.collector.error or {}
-        status = "error" if content.get("status") == "error" or err else "ok"
+        status: CellStatus = "error" if content.get("status") == "error" or err else "ok"
         if self._cap_interrupted:
             return CellOutcome(status="error", error_name="OutputCapExceeded", interrupted=True,
                                error_value=f"output passed the {self.collector.hard_cap} byte cap",

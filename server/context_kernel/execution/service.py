@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -34,7 +35,7 @@ from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
 
-Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 # Output beyond this is recorded but not indexed: indexing holds the text and its chunks in
 # memory (about six times its size), and the server must stay small whatever a cell prints.
 MAX_INDEXED_OUTPUT = 8 * 1024 * 1024
@@ -147,7 +148,9 @@ class ExecutionService:
 
     def _resolve(self, req: ExecuteRequest) -> tuple[Language | None, str]:
         if req.kernel:
-            return language_for_kernel(req.kernel) or (resolve_language(req.language) if req.language else None), req.kernel
+            # The kernel decides; `language` only names one for a kernelspec we do not know.
+            known = language_for_kernel(req.kernel)
+            return known or (resolve_language(req.language) if req.language else None), req.kernel
         if not req.language:
             raise InvalidRequest("language is required", hint="pass language (e.g. python, shell, r) or kernel")
         lang = resolve_language(req.language)
@@ -163,7 +166,8 @@ class ExecutionService:
             return self._limits.max_timeout_ms, f"timeout clamped to the maximum of {self._limits.max_timeout_ms} ms"
         return timeout_ms, ""
 
-    async def _kernel(self, stack: AsyncExitStack, req: ExecuteRequest, session: SessionRef, name: str) -> JupyterKernel:
+    async def _kernel(self, stack: AsyncExitStack, req: ExecuteRequest, session: SessionRef,
+                      name: str) -> JupyterKernel:
         if req.fresh or req.background:
             return await stack.enter_async_context(self._pool.throwaway(name, keep=req.background))
         return await stack.enter_async_context(self._pool.lease(session.id, name))

@@ -42,8 +42,8 @@ class Ingestion:
             # (dedup against the last events makes that harmless).
             await anyio.to_thread.run_sync(partial(taken.unlink, missing_ok=True))
         for session_id in kept:
-            rows, project = await self._db.run(self._session_events, session_id)
-            chunks, text = event_chunks(rows)
+            events, project = await self._db.run(self._session_events, session_id)
+            chunks, text = event_chunks(events)
             with metering():  # hook events are not what the calling tool took in or indexed
                 await self._knowledge.index_chunks(label=source_label(session_id), chunks=chunks, text=text,
                                                    kind=SOURCE_PREFIX, session_id=session_id, project_dir=project)

@@ -96,10 +96,7 @@ class Memory:
         if saved is None and not events:
             return None
         # Events recorded after PreCompact (or a resume without PreCompact) deserve a fresh snapshot.
-        if saved is None or len(events) != saved.event_count:
-            xml = self.snapshot(client, session_id)
-        else:
-            xml = saved.snapshot
+        xml = self.snapshot(client, session_id) if saved is None or len(events) != saved.event_count else saved.snapshot
         self.events_repo.mark_consumed(session_id)
         return resume_guide(xml, events, session_id=session_id, budget=INJECT_BUDGET)
 

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from .model import Event
 
@@ -123,7 +124,7 @@ def pending(home: Path) -> bool:
         return False
 
 
-def drain(home: Path) -> Iterator[tuple[Path, list[dict]]]:
+def drain(home: Path) -> Iterator[tuple[Path, list[dict[str, Any]]]]:
     """Take every spool file; the caller deletes each taken file once its rows are committed.
 
     A file is renamed before reading, so hooks appending meanwhile start a new one, and two

@@ -77,7 +77,7 @@ class BashKernel(Kernel):
     implementation = "ck-bash"
     implementation_version = "0.1.0"
     banner = "bash (context-kernel): one persistent shell; cd, variables and functions persist"
-    language_info = {
+    language_info = {  # noqa: RUF012 - ipykernel's Kernel reads it as a plain class attribute
         "name": "bash",
         "mimetype": "text/x-sh",
         "file_extension": ".sh",
@@ -134,7 +134,7 @@ class BashKernel(Kernel):
 
     # -- execution -----------------------------------------------------------------------
 
-    async def do_execute(  # type: ignore[override]
+    async def do_execute(
         self,
         code: str,
         silent: bool,

@@ -223,7 +223,8 @@ class BashShell:
             with open(self._cell_path, "w", encoding="utf-8", errors="replace") as f:
                 f.write(code)
             load = ""
-        done = self._done = loop.create_future()
+        done: asyncio.Future[CellOutcome] = loop.create_future()
+        self._done = done
         self._send(
             # `set -e` and `set -x` last for the cell that sets them: errexit is reset inside
             # the group, as the whole group failing under it would exit the shell, and xtrace

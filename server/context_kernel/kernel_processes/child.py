@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import os
 import signal
 import subprocess
@@ -119,10 +120,8 @@ class Child:
         """
         if self._reaped:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     async def finish(self) -> int:
         try:
@@ -144,11 +143,15 @@ class Child:
         try:
             pidfd = os.pidfd_open(self._proc.pid)
         except (AttributeError, OSError):  # old kernel or Python: poll instead
-            while self._proc.poll() is None:
+            while self._proc.poll() is None:  # noqa: ASYNC110 - a process exit offers no event to wait on
                 await asyncio.sleep(POLL_INTERVAL)
             return
         exited = self._loop.create_future()
-        self._loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
+        def on_exit() -> None:
+            if not exited.done():
+                exited.set_result(None)
+
+        self._loop.add_reader(pidfd, on_exit)
         try:
             await exited
         finally:

@@ -76,7 +76,7 @@ class NodeKernel(Kernel):
 
     @property
     def kernel_info(self) -> dict[str, Any]:
-        info = super().kernel_info
+        info: dict[str, Any] = super().kernel_info
         info["supported_features"] = []
         return info
 
@@ -113,7 +113,7 @@ class NodeKernel(Kernel):
     def _send_stream(self, name: str, text: str) -> None:
         # explicit parent: pumps and flush timers run outside the request's context,
         # where get_parent() would name an older cell (or none)
-        if self._silent:
+        if self._silent or self.session is None:
             return
         self.session.send(
             self.iopub_socket,
@@ -123,7 +123,7 @@ class NodeKernel(Kernel):
             ident=self._topic("stream"),
         )
 
-    async def do_execute(  # type: ignore[override]
+    async def do_execute(
         self,
         code: str,
         silent: bool,
@@ -207,7 +207,7 @@ class NodeKernel(Kernel):
             )
         return reply
 
-    async def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
+    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
         node, self._node = self._node, None
         if node is None:
             return {"status": "ok", "restart": restart}

@@ -192,7 +192,8 @@ class NodeProcess:
             await self._wait_marks(sys.maxsize)
             return {"status": "exited"}
         await self._wait_marks(self._cells)
-        return json.loads(line)
+        reply: dict[str, Any] = json.loads(line)
+        return reply
 
     async def _wait_marks(self, count: int) -> None:
         deadline = time.monotonic() + MARK_WAIT

@@ -125,7 +125,7 @@ class ScriptKernel(Kernel):
 
     @property
     def kernel_info(self) -> dict[str, Any]:
-        info = super().kernel_info
+        info: dict[str, Any] = super().kernel_info
         info["supported_features"] = []  # no debugger, no subshells: one program at a time
         return info
 
@@ -141,7 +141,7 @@ class ScriptKernel(Kernel):
         for child in list(self._children):
             child.kill()
 
-    async def do_execute(  # type: ignore[override]
+    async def do_execute(
         self,
         code: str,
         silent: bool,
@@ -248,7 +248,7 @@ class ScriptKernel(Kernel):
             self.send_response(self.iopub_socket, "error", content)
         return {"status": "error", "execution_count": self.execution_count, **content}
 
-    async def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
+    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
         self._cleanup()
         return {"status": "ok", "restart": restart}
 

@@ -7,6 +7,7 @@ the only caller of `execute`/`next_output`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import tempfile
@@ -27,7 +28,7 @@ from .quirks import setup_code
 RECEIVE_QUEUE_MESSAGES = 128
 
 
-class _GuardedKernelManager(AsyncKernelManager):  # type: ignore[misc]
+class _GuardedKernelManager(AsyncKernelManager):
     """AsyncKernelManager that always launches through GuardedProvisioner."""
 
     async def _async_pre_start_kernel(self, **kw: Any) -> Any:
@@ -83,7 +84,8 @@ class JupyterKernel:
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         # The kernel's own stdout/stderr go to a log file: in stdio mode our stdout is the MCP wire,
         # and ipykernel echoes fd-level writes to its inherited stdout.
-        self._log = open(self._log_path, "ab")  # noqa: SIM115 - closed in shutdown()
+        # Opening a log file at kernel start is a few microseconds; the start itself takes ~1 s.
+        self._log = open(self._log_path, "ab")  # noqa: SIM115, ASYNC230 - closed in shutdown()
         km = _GuardedKernelManager(
             kernel_name=self.kernel_name,
             kernel_spec_manager=self._spec_manager,
@@ -222,26 +224,20 @@ class JupyterKernel:
     async def shutdown(self, now: bool = False) -> None:
         """Pool calls this on cull, discard and server exit. Never raises."""
         if self._kc is not None:
-            try:
+            with contextlib.suppress(Exception):  # shutdown must always finish
                 self._kc.stop_channels()
-            except Exception:  # noqa: BLE001 - shutdown must always finish
-                pass
             self._kc = None
         if self._km is not None:
             try:
                 with anyio.fail_after(10):
                     await self._km.shutdown_kernel(now=now)
-            except Exception:  # noqa: BLE001
-                try:
+            except Exception:  # noqa: BLE001 - a kernel that will not shut down is killed instead
+                with contextlib.suppress(Exception):
                     await self._km.provisioner.kill()  # type: ignore[union-attr]
-                except Exception:  # noqa: BLE001
-                    pass
             self._km = None
         if self._log is not None:
             self._log.close()
             self._log = None
         for leftover in self._socket_prefix().parent.glob(f"k-{self.instance_id}*"):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(leftover)
-            except OSError:
-                pass

@@ -36,7 +36,8 @@ LANGUAGES: dict[str, Language] = {
         Language("rust", "ck-rust", "apt-get install rustc; " + _SCRIPT_HINT.format(lang="rust"), stateful=False),
         Language("php", "ck-php", "apt-get install php-cli; " + _SCRIPT_HINT.format(lang="php"), stateful=False),
         Language("perl", "ck-perl", "apt-get install perl; " + _SCRIPT_HINT.format(lang="perl"), stateful=False),
-        Language("elixir", "ck-elixir", "apt-get install elixir; " + _SCRIPT_HINT.format(lang="elixir"), stateful=False),
+        Language("elixir", "ck-elixir", "apt-get install elixir; " + _SCRIPT_HINT.format(lang="elixir"),
+                 stateful=False),
         Language("csharp", "ck-csharp", "apt-get install mono-mcs; " + _SCRIPT_HINT.format(lang="csharp"),
                  stateful=False),
     ]

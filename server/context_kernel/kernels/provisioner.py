@@ -8,15 +8,17 @@ LocalProvisioner starts each kernel in its own session; we add two guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from typing import Any
 
-from jupyter_client.provisioning import LocalProvisioner
+from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 from ..lifeline import die_with_parent
 
-class GuardedProvisioner(LocalProvisioner):  # type: ignore[misc]
+
+class GuardedProvisioner(LocalProvisioner):
     """LocalProvisioner plus parent-death signal and process-group kill."""
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
@@ -35,7 +37,5 @@ class GuardedProvisioner(LocalProvisioner):  # type: ignore[misc]
     def _kill_group(self) -> None:
         pgid = getattr(self, "pgid", None)
         if pgid and pgid != os.getpgid(0):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from ..store.knowledge import ChunkRow
 from .snippets import Matcher
 from .terms import stem
@@ -59,9 +61,9 @@ def _proximity(hits: list[tuple[int, int, str]], wanted: int) -> float:
 
 def _phrase(text: str, hits: list[tuple[int, int, str]], phrase: list[str]) -> float:
     """Fraction of consecutive query-word pairs found next to each other (only spaces or punctuation between)."""
-    wanted = set(zip(phrase, phrase[1:]))
+    wanted = set(itertools.pairwise(phrase))
     found = set()
-    for (_, end, k1), (start, _, k2) in zip(hits, hits[1:]):
+    for (_, end, k1), (start, _, k2) in itertools.pairwise(hits):
         if (k1, k2) in wanted and start - end <= 3 and not text[end:start].strip(" -_./:"):
             found.add((k1, k2))
     return len(found) / len(wanted)

@@ -44,7 +44,7 @@ def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str
     known = repo.stem_frequencies(list({stem(t) for t in terms}))
     fixed = _corrected(repo, terms, known)
     if fixed:
-        corrections = {t: f for t, f in zip(terms, fixed) if t != f}
+        corrections = {t: f for t, f in zip(terms, fixed, strict=False) if t != f}
         terms = fixed
     ranked = _candidates(repo, terms, source, kind, known)
     if not ranked:
@@ -117,5 +117,5 @@ def _spelled(stemmed: str, hits: list[Hit]) -> str:
     for hit in hits[:3]:
         for word in WORD.findall(hit.chunk.content):
             if stem(word) == stemmed:
-                return word.lower()
+                return str(word).lower()
     return stemmed

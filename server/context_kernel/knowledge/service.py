@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -57,8 +58,8 @@ Ingest = Callable[[], Awaitable[object]]
 
 class KnowledgeService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
-                 guard: DenyGuard | None = None, spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
-                 ) -> None:
+                 guard: DenyGuard | None = None,
+                 spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None) -> None:
         self._ingest: Ingest | None = None
         self._db = db
         self._repo = repo
@@ -70,7 +71,7 @@ class KnowledgeService:
         self._calls: dict[str, int] = {}
 
     def ingest_before_reads(self, ingest: Ingest) -> None:
-        """Hook events spooled since the last call become searchable before any search (the composition root wires it)."""
+        """Hook events spooled since the last call become searchable before any search (wired by the app)."""
         self._ingest = ingest
 
     # -- indexing ------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import nbformat
 from nbclient import NotebookClient
@@ -61,7 +61,7 @@ _NOT_RUN = {
 class CellReport:
     index: int
     execution_id: int | None
-    status: str  # match | differ | skipped
+    status: Literal["match", "differ", "skipped"]
     diff: str = ""
     file_changed: str | None = None
     note: str = ""
@@ -201,7 +201,7 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None) -> Replay
             report.stopped = f"{type(exc).__name__}: {exc}".strip() + "".join(f"\n  kernel: {line}" for line in last)
             for cell in nb.cells:
                 cell.setdefault("outputs", [])
-    for i, (old, new) in enumerate(zip(recorded.cells, nb.cells), 1):
+    for i, (old, new) in enumerate(zip(recorded.cells, nb.cells, strict=False), 1):
         if old.cell_type == "code":
             report.cells.append(_compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old)))
     return report
@@ -223,7 +223,7 @@ def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float) -
     diff = "" if before == after else "\n".join(difflib.unified_diff(
         before.splitlines(), after.splitlines(), "recorded", "replayed", lineterm="", n=1))
     note = f"interrupted at the {limit:g} s replay limit" if timed_out else ""
-    status = "match" if not diff and not timed_out else "differ"
+    status: Literal["match", "differ"] = "match" if not diff and not timed_out else "differ"
     return CellReport(index, exec_id, status, diff, changed, note)
 
 

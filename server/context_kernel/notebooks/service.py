@@ -32,13 +32,7 @@ class ExportService:
         `confined`: the agent (ctx_export) may only write inside the project; a person at the CLI
         may write anywhere.
         """
-        directory = self._export_dir
-        if path and not confined:
-            directory = Path(path).expanduser().resolve()
-        elif path:
-            target = Path(path) if Path(path).is_absolute() else self._project_dir / path
-            # The directory may not exist yet; its parent must, inside the project.
-            directory = resolve_in_project(self._project_dir, str(target.parent), want="dir") / target.name
+        directory = await anyio.to_thread.run_sync(self._directory, path, confined)
         rows, sessions = await self._db.run(
             lambda: (self._executions.for_session(session_id), self._executions.sessions()))
         if not rows:
@@ -61,6 +55,16 @@ class ExportService:
             for nb in done.notebooks:
                 nb.path = await anyio.to_thread.run_sync(to_html, nb.path)
         return done
+
+    def _directory(self, path: str | None, confined: bool) -> Path:
+        """Where to write (blocking: resolving follows symlinks on disk)."""
+        if not path:
+            return self._export_dir
+        if not confined:
+            return Path(path).expanduser().resolve()
+        target = Path(path) if Path(path).is_absolute() else self._project_dir / path
+        # The directory may not exist yet; its parent must, inside the project.
+        return resolve_in_project(self._project_dir, str(target.parent), want="dir") / target.name
 
     @staticmethod
     def _kernelspec(name: str) -> dict[str, Any] | None:

@@ -152,7 +152,10 @@ def _edit_toml(action: Action, path: Path, before: str | None, executable: str) 
 
 def _edit_text(client: Client, action: Action, before: str | None) -> tuple[str | None, bool]:
     preamble = client.instructions_preamble
-    after = instructions.upsert_block(before, preamble) if action == "setup" else instructions.remove_block(before or "")
+    if action == "setup":
+        after = instructions.upsert_block(before, preamble)
+    else:
+        after = instructions.remove_block(before or "")
     return after, instructions.only_boilerplate(after, preamble)
 
 

@@ -210,4 +210,5 @@ def _child_object(parent: JsonObject, key: str, path: Path) -> JsonObject:
 
 
 def _kind(value: object) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), type(value).__name__)
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    return names.get(type(value), type(value).__name__)

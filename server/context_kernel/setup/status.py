@@ -39,7 +39,8 @@ def hooks_status(client: str, project_dir: Path, home_dir: Path) -> list[HookSta
             rows.append((event, False, "not set up" + (f" ({'; '.join(problems)})" if problems else "")))
             continue
         where = display(found[event], scope)
-        reason = off or (f"{c.hook_name(event)} is in hooksConfig.disabled" if c.hook_name(event) in names_off else None)
+        disabled = f"{c.hook_name(event)} is in hooksConfig.disabled" if c.hook_name(event) in names_off else None
+        reason = off or disabled
         rows.append((event, reason is None, where if reason is None else f"{where}, but {reason}"))
     return rows
 

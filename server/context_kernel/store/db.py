@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import anyio
 from sqlalchemy import Engine, create_engine, event
@@ -22,6 +22,9 @@ from ..errors import StoreError
 from .migrations import migrate
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+__all__ = ["BUSY_TIMEOUT_MS", "Database", "Engine", "fts5_trigram_support", "open_engine", "sqlite_version"]
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -62,13 +65,13 @@ class Database:
     def open(cls, path: Path) -> Database:
         return cls(open_engine(path))
 
-    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking store function on the worker thread and await its result."""
         future = self._worker.submit(_guarded, partial(fn, *args, **kwargs))
         return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
 
-    def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Same, for callers that are not on an event loop (the CLI)."""
+    def run_sync(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Same, for callers on another thread than the event loop's (export writing notebooks)."""
         return self._worker.submit(_guarded, partial(fn, *args, **kwargs)).result()
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Engine, text
 
@@ -31,10 +31,17 @@ class ExecutionStart:
     timeout_ms: int | None = None
 
 
+ExecutionStatus = Literal["pending", "ok", "error", "timeout", "interrupted", "died", "refused", "running"]
+"""pending: recorded before the code runs (a killed server leaves it so); running: a background cell
+still going; interrupted: the client or server went away mid-cell; the rest as the cell ended."""
+ReturnedKind = Literal["full", "trimmed", "intent", "refused", "indexed"]
+"""How the reply relates to the output: all of it, head and tail, the lines matching the intent, a
+refusal (nothing ran), or indexed only (batch commands: the reply carries search results)."""
+
+
 @dataclass(frozen=True)
 class ExecutionEnd:
-    status: str
-    """ok | error | timeout | interrupted | died | refused | running (background still going)."""
+    status: ExecutionStatus
     error_name: str | None = None
     error_value: str | None = None
     execution_count: int | None = None
@@ -42,8 +49,7 @@ class ExecutionEnd:
     bytes_produced: int = 0
     bytes_returned: int = 0
     returned_text: str | None = None
-    returned_kind: str | None = None
-    """full | trimmed | refused — how the reply relates to the full output."""
+    returned_kind: ReturnedKind | None = None
     note: str | None = None
 
 
@@ -55,14 +61,14 @@ class ExecutionRow:
     language: str | None
     kernel_name: str | None
     code: str
-    status: str
+    status: ExecutionStatus
     started_at: float
     ended_at: float | None
     duration_ms: float | None
     bytes_produced: int
     bytes_returned: int
     returned_text: str | None
-    returned_kind: str | None
+    returned_kind: ReturnedKind | None
     error_name: str | None
     error_value: str | None
     execution_count: int | None
@@ -122,7 +128,7 @@ class ExecutionRepository:
                 ),
                 {**start.__dict__, "now": time.time()},
             )
-            return int(result.lastrowid)  # type: ignore[arg-type]
+            return int(result.lastrowid)
 
     def add_outputs(self, execution_id: int, first_seq: int, outputs: list[dict[str, Any]]) -> None:
         """Append nbformat outputs; `first_seq` numbers them so order survives batching."""
@@ -150,7 +156,8 @@ class ExecutionRepository:
             conn.execute(
                 text(
                     "UPDATE executions SET status = :status, error_name = :error_name, error_value = :error_value, "
-                    "execution_count = :execution_count, kernel_instance = coalesce(:kernel_instance, kernel_instance), "
+                    "execution_count = :execution_count, "
+                    "kernel_instance = coalesce(:kernel_instance, kernel_instance), "
                     "bytes_produced = :bytes_produced, bytes_returned = :bytes_returned, "
                     "returned_text = :returned_text, returned_kind = :returned_kind, note = :note, "
                     "ended_at = :now, duration_ms = (:now - started_at) * 1000.0 WHERE id = :id"

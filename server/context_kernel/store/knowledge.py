@@ -192,6 +192,7 @@ class KnowledgeRepository:
     def purge(self, *, session_id: str | None = None, project_dir: str | None = None) -> dict[str, int]:
         """Delete indexed sources and execution records of a session, or of a whole project."""
         with self._engine.begin() as conn:
+            params: dict[str, object]
             if session_id is not None:
                 where, params = "session_id = :v", {"v": session_id}
                 sessions = [session_id]
@@ -224,7 +225,7 @@ def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
         "mtime": spec.mtime, "bytes": spec.size, "count": len(chunks), "code": sum(c.kind == "code" for c in chunks),
         "session": spec.session_id, "project": spec.project_dir, "now": time.time(),
     })
-    source_id = int(result.lastrowid)  # type: ignore[arg-type]
+    source_id = int(result.lastrowid)
     if chunks:
         conn.execute(text(
             "INSERT INTO chunks (source_id, seq, title, content, kind) VALUES (:sid, :seq, :title, :content, :kind)"),

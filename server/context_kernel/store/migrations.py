@@ -210,7 +210,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
 
 def migrate(conn: Connection) -> int:
     """Apply the migrations this database has not seen; return the schema version reached."""
-    conn.execute(text("CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)"))
+    conn.execute(text(
+        "CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)"))
     done = {row[0] for row in conn.execute(text("SELECT version FROM _migrations"))}
     for version, step in enumerate(MIGRATIONS, start=1):
         if version in done:

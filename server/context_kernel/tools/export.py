@@ -25,5 +25,5 @@ async def ctx_export(
     app, current = await app_and_session(ctx)
     done = await app.export.export(session or current.id, path, html=format == "html")
     others = "".join(f"\n- {nb.path} ({nb.kernel_name}, {nb.cells} cells)" for nb in done.notebooks[1:])
-    text = f"Exported {done.executions} executions to {done.main}" + (f"; per-kernel notebooks:{others}" if others else "")
-    return text_result(text)
+    text = f"Exported {done.executions} executions to {done.main}"
+    return text_result(text + (f"; per-kernel notebooks:{others}" if others else ""))

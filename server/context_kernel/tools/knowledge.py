@@ -42,8 +42,8 @@ async def ctx_index(
                                        max_depth=maxDepth, max_files=maxFiles, respect_gitignore=respectGitignore,
                                        session_id=session.id)
     if content is not None:
-        row = report.sources[0]
-        return text_result(f'Indexed {row.chunk_count} sections ({row.code_chunks} with code) as "{report.root_label}".')
+        row, label = report.sources[0], report.root_label
+        return text_result(f'Indexed {row.chunk_count} sections ({row.code_chunks} with code) as "{label}".')
     files = len(report.sources)
     skipped = "; skipped: " + ", ".join(f"{n} {why}" for why, n in report.skipped.items()) if report.skipped else ""
     what = f"{files} files, " if files != 1 or report.skipped else ""

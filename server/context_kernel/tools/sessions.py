@@ -9,6 +9,7 @@ The 2026 protocol is stateless (a fresh connection object per request), so ident
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from mcp.server.mcpserver import Context
 
@@ -24,7 +25,7 @@ class SessionIds:
         self.transport = transport
         self.default_id = uuid.uuid4().hex[:16]
 
-    def resolve(self, ctx: Context) -> SessionRef:
+    def resolve(self, ctx: Context[Any, Any]) -> SessionRef:
         headers = ctx.headers or {}
         meta = _meta_dict(ctx)
         explicit = meta.get(SESSION_META_KEY) or headers.get(SESSION_HEADER) or headers.get("mcp-session-id")
@@ -35,12 +36,12 @@ class SessionIds:
         return SessionRef(id=self.default_id, client=client, transport=self.transport)
 
 
-def _meta_dict(ctx: Context) -> dict[str, object]:
-    meta = ctx.request_context.meta
+def _meta_dict(ctx: Context[Any, Any]) -> dict[str, object]:
+    meta: object = ctx.request_context.meta
     if meta is None:
         return {}
     if isinstance(meta, dict):
-        return meta
+        return {str(k): v for k, v in meta.items()}
     dumped = meta.model_dump(by_alias=True) if hasattr(meta, "model_dump") else {}
     return dumped if isinstance(dumped, dict) else {}
 

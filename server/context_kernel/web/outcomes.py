@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from ..store.knowledge import SourceRow
@@ -21,7 +21,7 @@ class FetchRequest:
 class FetchOutcome:
     url: str
     label: str
-    status: str  # new | cached | error
+    status: Literal["new", "cached", "error"]
     source: SourceRow | None = None
     fetched_bytes: int = 0
     kind: str = ""
