@@ -89,11 +89,13 @@ def main() -> int:
         print(f"#### Export and replay of a session of {n:,} executions (python, small cells)\n")
         print("| measure | total | per execution |")
         print("|---|---:|---:|")
-        print(f"| recording the session through the MCP client (wall) | {wall * 1000:,.0f} ms | {wall * 1000 / n:.2f} ms |")
+        print(f"| recording the session through the MCP client (wall) | {wall * 1000:,.0f} ms "
+              f"| {wall * 1000 / n:.2f} ms |")
         first_ms = nb.cells[0].metadata.context_kernel.get("duration_ms", 0)
         print(f"| sum of the recorded execution durations | {recorded_ms:,.0f} ms | {recorded_ms / n:.2f} ms |")
         print(f"| … of which the first (it started the kernel) | {first_ms:,.0f} ms | |")
-        print(f"| ctx_export, ipynb ({path.stat().st_size / 1024:,.0f} KB) | {export_ms:,.0f} ms | {export_ms / n:.3f} ms |")
+        print(f"| ctx_export, ipynb ({path.stat().st_size / 1024:,.0f} KB) | {export_ms:,.0f} ms "
+              f"| {export_ms / n:.3f} ms |")
         print(f"| ctx_export, html (nbconvert) | {html_ms:,.0f} ms | {html_ms / n:.3f} ms |")
         print(f"| replay (fresh kernel, nbclient, compare; {len(report.cells)} cells match) | {replay_ms:,.0f} ms "
               f"| {replay_ms / n:.2f} ms |")

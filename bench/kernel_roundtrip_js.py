@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import queue
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -142,7 +143,7 @@ class Runner:
         while (left := end - time.perf_counter()) > 0:
             try:
                 msg = await self.kc.get_iopub_msg(timeout=left)
-            except Exception:  # queue.Empty on timeout
+            except queue.Empty:  # nothing more within the time left
                 return
             self._record(msg, CellRun("drain"))
 
@@ -210,7 +211,7 @@ async def measure(name: str, cells: int, transport: str) -> Report:
             )
 
         rep.sigint = await measure_sigint(runner, km)
-    except Exception as exc:  # a broken candidate is a result, not a crash
+    except Exception as exc:  # noqa: BLE001 - a broken candidate is a result, not a crash
         rep.notes.append(f"{type(exc).__name__}: {exc}")
     finally:
         runner.stop()

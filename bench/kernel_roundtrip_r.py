@@ -141,7 +141,7 @@ async def main(cells: int, transport: str) -> None:
                 warm.append(elapsed)
                 output_before_idle += text_of(msgs, "stdout") == "1"
             warm.sort()
-            p95 = warm[min(len(warm) - 1, int(round(0.95 * len(warm))) - 1)]
+            p95 = warm[min(len(warm) - 1, round(0.95 * len(warm)) - 1)]
 
             print(f"IRkernel (kernelspec {KERNEL}) via jupyter_client, transport={transport}")
             print(f"{'Rscript -e cat(1) spawn (median of 10)':48}{ms(statistics.median(spawn))}")

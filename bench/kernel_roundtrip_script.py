@@ -53,7 +53,7 @@ def bare_run(program: Program, scratch: str) -> float:
 async def measure(language: str, n: int) -> tuple[list[float], list[float]]:
     scratch = tempfile.mkdtemp(prefix="ck-bench-")
     program = LANGUAGES[language].build(TRIVIAL[language], None, scratch)
-    with open(program.path, "w", encoding="utf-8") as f:
+    with open(program.path, "w", encoding="utf-8") as f:  # noqa: ASYNC230 - before any kernel starts
         f.write(program.source)
     km = AsyncKernelManager(kernel_name=f"ck-{language}", transport="ipc")
     await km.start_kernel()

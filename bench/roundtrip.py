@@ -216,8 +216,8 @@ def time_spawn(commands: list[list[str]], runs: int, cwd: Path, warmup: bool = T
     for attempt in range(0 if warmup else 1, runs + 1):
         t0 = time.perf_counter()
         for argv in commands:
-            done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, timeout=SPAWN_TIMEOUT_S, check=False)
+            done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=SPAWN_TIMEOUT_S, check=False)
             if done.returncode != 0:
                 raise RuntimeError(f"{argv[0]} exited {done.returncode}: {done.stderr.decode(errors='replace')}")
         if attempt:
@@ -391,7 +391,7 @@ def print_importtime(top: int = 15) -> None:
     print(f"Top {top} by self time:\n")
     print("| module | self ms |")
     print("|---|---:|")
-    for cumulative, self_, depth, name in sorted(rows, key=lambda r: r[1], reverse=True)[:top]:
+    for _cumulative, self_, _depth, name in sorted(rows, key=lambda r: r[1], reverse=True)[:top]:
         print(f"| {name} | {self_ / 1000:.1f} |")
     print()
 

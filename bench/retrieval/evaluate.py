@@ -35,8 +35,9 @@ import anyio
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from baseline import CHUNKER, BaselineIndex, chunk
-from check_questions import check, corpus_files, load_questions
+# Run as a script from anywhere: its sibling modules are found through the path set just above.
+from baseline import CHUNKER, BaselineIndex, chunk  # noqa: E402
+from check_questions import check, corpus_files, load_questions  # noqa: E402
 
 TOP = 10
 TARGET_RECALL_AT_3 = 0.9
@@ -224,7 +225,10 @@ def _misses(side: SideResult, questions: list[dict]) -> str:
     for o in missed:
         q = by_id[o.qid]
         got = "; ".join(f"{src}: {title[:50]}" for src, title in o.top) or "(nothing)"
-        cell = lambda s: s.replace("|", "\\|").replace("\n", " ")
+
+        def cell(s: str) -> str:
+            return s.replace("|", "\\|").replace("\n", " ")
+
         lines.append(f"| {o.qid} | {cell(q['query'])} | {q['source']} | {o.rank or '-'} | {cell(got)} |")
     return "\n".join(lines)
 
