@@ -4,6 +4,7 @@ nudges once per session, and a broken input never breaks the agent."""
 from __future__ import annotations
 
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -233,6 +234,27 @@ def test_cursor_mcp_calls_to_our_tools_are_checked_against_the_deny_rules(hooks:
     payload["tool_input"] = '{"language": "shell", "code": "rm -rf build"}'
     run = hooks.run("cursor", "beforeMCPExecution", payload)
     assert run.answer == cursor_deny(denial(hooks, "check_code", "shell", "rm -rf build"))
+
+
+def test_a_command_that_overflows_the_parser_is_still_denied(hooks: Hooks) -> None:
+    hooks.deny("Bash(rm -rf *)")
+    payload = {"session_id": "s1", "cwd": str(hooks.project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "rm -rf ~/work; echo " + '"$(' * 3000}}
+    run = hooks.run("claude-code", "PreToolUse", payload)
+    assert run.returncode == 0
+    assert run.answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_huge_command_is_answered_in_seconds(hooks: Hooks) -> None:
+    # A client waits for the hook (Claude Code: 60 s by default) and then runs the tool anyway.
+    hooks.deny("Bash(git push:*)")
+    with hooks.server_alive():
+        payload = {"session_id": "s1", "cwd": str(hooks.project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "echo '" + "data " * 300_000 + "' > blob.txt && git push"}}
+        started = time.perf_counter()
+        run = hooks.run("claude-code", "PreToolUse", payload)
+        assert time.perf_counter() - started < 20
+    assert run.answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 class _nothing:
