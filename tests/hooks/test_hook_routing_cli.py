@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from hookrun import CLI, Hooks
+from hookrun import Hooks
 
 from context_kernel.security.deny import DenyRules
 
@@ -155,9 +155,7 @@ def test_concurrent_hooks_of_one_session_nudge_exactly_once(hooks: Hooks) -> Non
 
     data = json.dumps(hooks.payload("claude-code", "PreToolUse-Read"))
     with hooks.server_alive():
-        procs = [subprocess.Popen([str(CLI), "hook", "claude-code", "PreToolUse"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hooks.env)
-                 for _ in range(8)]
+        procs = [hooks.start("claude-code", "PreToolUse") for _ in range(8)]
         outputs = [p.communicate(data, timeout=60)[0] for p in procs]
     assert sorted(bool(out.strip()) for out in outputs) == [False] * 7 + [True]
 
