@@ -11,17 +11,17 @@ import os
 import select
 import shutil
 import signal
-import tempfile
-import time
-from collections.abc import Callable, Iterator
+import subprocess
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from jupyter_client.manager import KernelManager
+from kernel_harness import Kernel, StartKernel, any_output, running
 
 from context_kernel.kernel_processes.node_process import DRIVER, typescript_dir
 
+pytestmark = pytest.mark.anyio
 CELL_TIMEOUT = 20.0
 
 
@@ -33,147 +33,55 @@ def _require_runtime() -> None:
 
 
 @pytest.fixture(scope="module")
-def short_tmp() -> Iterator[Path]:
-    # ipc socket paths must stay under the ~107-byte unix socket limit: no long pytest tmp names
-    with tempfile.TemporaryDirectory(prefix="ck-js-") as d:
-        yield Path(d)
-
-
-class Kernel:
-    """A started kernel plus a blocking client; counts messages for cells already finished."""
-
-    def __init__(self, name: str, where: Path, cwd: Path | None = None) -> None:
-        self.km = KernelManager(kernel_name=name, transport="ipc")
-        self.km.ip = str(where / "k")
-        self.log = open(where / "kernel.log", "wb")  # noqa: SIM115 (closed in close())
-        self.km.start_kernel(stdout=self.log, stderr=self.log, cwd=str(cwd or where))
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
-        self.strays: list[dict[str, Any]] = []  # output for a cell that had gone idle
-
-    def close(self) -> None:
-        self.kc.stop_channels()
-        self.km.shutdown_kernel(now=True)
-        self.log.close()
-
-    def run(
-        self,
-        code: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        after_output: Callable[[], None] | None = None,
-    ) -> Cell:
-        """Execute; read iopub until this cell's idle, then its reply."""
-        msg = self.kc.session.msg(
-            "execute_request",
-            {
-                "code": code,
-                "silent": False,
-                "store_history": True,
-                "user_expressions": {},
-                "allow_stdin": False,
-                "stop_on_error": True,
-            },
-        )
-        msg["metadata"] = metadata or {}
-        self.kc.shell_channel.send(msg)
-        msg_id = msg["header"]["msg_id"]
-        deadline = time.monotonic() + CELL_TIMEOUT
-        messages: list[dict[str, Any]] = []
-        while True:
-            m = self.kc.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.01))
-            if m["parent_header"].get("msg_id") != msg_id:
-                if m["msg_type"] in ("stream", "error", "execute_result"):
-                    self.strays.append(m)
-                continue
-            messages.append(m)
-            if m["msg_type"] == "stream" and after_output is not None:
-                after_output()
-                after_output = None
-            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-                break
-        while True:
-            reply = self.kc.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
-            if reply["parent_header"].get("msg_id") == msg_id:
-                return Cell(messages, reply["content"])
-
-
-class Cell:
-    def __init__(self, messages: list[dict[str, Any]], reply: dict[str, Any]) -> None:
-        self.messages = messages
-        self.reply = reply
-
-    def stream(self, name: str = "stdout") -> str:
-        return "".join(
-            m["content"]["text"]
-            for m in self.messages
-            if m["msg_type"] == "stream" and m["content"]["name"] == name
-        )
-
-    def of_type(self, msg_type: str) -> list[dict[str, Any]]:
-        return [m["content"] for m in self.messages if m["msg_type"] == msg_type]
-
-    def value(self) -> str:
-        (result,) = self.of_type("execute_result")
-        return result["data"]["text/plain"]
-
-
-def _kernel(name: str, where: Path) -> Iterator[Kernel]:
+async def js() -> AsyncIterator[Kernel]:
     _require_runtime()
-    where.mkdir()
-    k = Kernel(name, where)
-    try:
-        yield k
-    finally:
-        k.close()
+    async with running("ck-javascript", cell_timeout=CELL_TIMEOUT) as kernel:
+        yield kernel
 
 
 @pytest.fixture(scope="module")
-def js(short_tmp: Path) -> Iterator[Kernel]:
-    yield from _kernel("ck-javascript", short_tmp / "js")
-
-
-@pytest.fixture(scope="module")
-def ts(short_tmp: Path) -> Iterator[Kernel]:
-    yield from _kernel("ck-typescript", short_tmp / "ts")
+async def ts() -> AsyncIterator[Kernel]:
+    _require_runtime()
+    async with running("ck-typescript", cell_timeout=CELL_TIMEOUT) as kernel:
+        yield kernel
 
 
 @pytest.fixture
-def fresh_js(short_tmp: Path) -> Iterator[Kernel]:
-    yield from _kernel("ck-javascript", Path(tempfile.mkdtemp(dir=short_tmp)) / "k")
+async def fresh_js(start_kernel: StartKernel) -> Kernel:
+    _require_runtime()
+    return await start_kernel("ck-javascript", cell_timeout=CELL_TIMEOUT)
 
 
-def test_variables_functions_and_classes_persist_between_javascript_cells(js: Kernel) -> None:
-    js.run(
+async def test_variables_functions_and_classes_persist_between_javascript_cells(js: Kernel) -> None:
+    await js.run(
         "const answer = 6 * 7; function twice(x) { return 2 * x }\n"
         "class Box { constructor(v) { this.v = v } }"
     )
-    cell = js.run("console.log(answer, twice(answer), new Box('b').v)")
+    cell = await js.run("console.log(answer, twice(answer), new Box('b').v)")
     assert cell.stream() == "42 84 b\n"
 
 
-def test_a_const_can_be_declared_again_in_a_later_cell_like_in_a_repl(js: Kernel) -> None:
-    js.run("const again = 1")
-    assert js.run("const again = 2; again").value() == "2"
+async def test_a_const_can_be_declared_again_in_a_later_cell_like_in_a_repl(js: Kernel) -> None:
+    await js.run("const again = 1")
+    assert (await js.run("const again = 2; again")).value() == "2"
 
 
-def test_the_last_expression_value_comes_back_as_execute_result(js: Kernel) -> None:
-    assert js.run("({a: [1, 2], s: 'x'})").value() == "{ a: [ 1, 2 ], s: 'x' }"
-    assert js.run("let nothing = 1").of_type("execute_result") == []
+async def test_the_last_expression_value_comes_back_as_execute_result(js: Kernel) -> None:
+    assert (await js.run("({a: [1, 2], s: 'x'})")).value() == "{ a: [ 1, 2 ], s: 'x' }"
+    assert (await js.run("let nothing = 1")).of_type("execute_result") == []
 
 
-def test_typescript_keeps_state_and_accepts_annotations_interfaces_and_enums(ts: Kernel) -> None:
-    first = ts.run(
+async def test_typescript_keeps_state_and_accepts_annotations_interfaces_and_enums(ts: Kernel) -> None:
+    first = await ts.run(
         "interface Point { x: number }\nenum Dir { Up, Down }\n"
         "const p: Point = { x: 3 };\nfunction norm<T extends Point>(q: T): number { return q.x }"
     )
     assert first.reply["status"] == "ok", first.of_type("error")
-    assert ts.run("const n: number = norm(p) + Dir.Down; n").value() == "4"
+    assert (await ts.run("const n: number = norm(p) + Dir.Down; n")).value() == "4"
 
 
-def test_typescript_error_lines_point_at_the_typescript_source(ts: Kernel) -> None:
-    cell = ts.run(
+async def test_typescript_error_lines_point_at_the_typescript_source(ts: Kernel) -> None:
+    cell = await ts.run(
         "type A = string\ninterface B { b: A }\n"
         "function f(): never {\n  throw new RangeError('deep')\n}\nf()"
     )
@@ -182,29 +90,29 @@ def test_typescript_error_lines_point_at_the_typescript_source(ts: Kernel) -> No
     assert any("cell" in line and ":4:" in line for line in error["traceback"]), error["traceback"]
 
 
-def test_typescript_syntax_error_names_line_and_column(ts: Kernel) -> None:
-    cell = ts.run("const ok = 1\nconst bad: number = ;")
+async def test_typescript_syntax_error_names_line_and_column(ts: Kernel) -> None:
+    cell = await ts.run("const ok = 1\nconst bad: number = ;")
     assert cell.reply["status"] == "error"
     assert cell.reply["ename"] == "SyntaxError"
     assert "line 2" in cell.of_type("error")[0]["traceback"][0]
 
 
-def test_imports_bind_names_that_later_cells_can_use(ts: Kernel) -> None:
-    ts.run(
+async def test_imports_bind_names_that_later_cells_can_use(ts: Kernel) -> None:
+    await ts.run(
         "import path from 'node:path'\nimport { join } from 'node:path'\n"
         "import type { Stats } from 'node:fs'"
     )
-    assert ts.run("join('a', path.basename('/x/y'))").value() == "'a/y'"
+    assert (await ts.run("join('a', path.basename('/x/y'))")).value() == "'a/y'"
 
 
-def test_console_error_arrives_as_stderr_apart_from_stdout(js: Kernel) -> None:
-    cell = js.run("console.log('to-out'); console.error('to-err'); process.stdout.write('raw')")
+async def test_console_error_arrives_as_stderr_apart_from_stdout(js: Kernel) -> None:
+    cell = await js.run("console.log('to-out'); console.error('to-err'); process.stdout.write('raw')")
     assert cell.stream("stdout") == "to-out\nraw"
     assert cell.stream("stderr") == "to-err\n"
 
 
-def test_a_thrown_error_is_an_error_message_and_reply_with_name_and_message(js: Kernel) -> None:
-    cell = js.run("console.log('before')\nnull.boom")
+async def test_a_thrown_error_is_an_error_message_and_reply_with_name_and_message(js: Kernel) -> None:
+    cell = await js.run("console.log('before')\nnull.boom")
     (error,) = cell.of_type("error")
     assert error["ename"] == "TypeError"
     assert "null" in error["evalue"]
@@ -218,144 +126,132 @@ def test_a_thrown_error_is_an_error_message_and_reply_with_name_and_message(js: 
     )
 
 
-def test_traceback_has_only_cell_frames_even_when_the_cwd_contains_the_driver(
-    short_tmp: Path,
+async def test_traceback_has_only_cell_frames_even_when_the_cwd_contains_the_driver(
+    start_kernel: StartKernel,
 ) -> None:
     _require_runtime()
-    k = Kernel("ck-javascript", Path(tempfile.mkdtemp(dir=short_tmp)), cwd=Path(DRIVER).parent)
-    try:
-        cell = k.run("throw new TypeError('boom')")
-    finally:
-        k.close()
+    k = await start_kernel("ck-javascript", cwd=Path(DRIVER).parent, cell_timeout=CELL_TIMEOUT)
+    cell = await k.run("throw new TypeError('boom')")
     assert cell.of_type("error")[0]["traceback"] == ["TypeError: boom", "    at cell1:1:21"]
 
 
-def test_throwing_a_non_error_value_is_reported_as_uncaught(js: Kernel) -> None:
-    cell = js.run("throw {code: 7}")
+async def test_throwing_a_non_error_value_is_reported_as_uncaught(js: Kernel) -> None:
+    cell = await js.run("throw {code: 7}")
     assert (cell.reply["ename"], cell.reply["evalue"]) == ("Uncaught", "{ code: 7 }")
 
 
-def test_top_level_await_works_and_its_result_persists(js: Kernel) -> None:
-    cell = js.run(
+async def test_top_level_await_works_and_its_result_persists(js: Kernel) -> None:
+    cell = await js.run(
         "const slow = await new Promise(r => setTimeout(() => r('done'), 20)); console.log(slow)"
     )
     assert cell.stream() == "done\n"
-    assert js.run("slow").value() == "'done'"
+    assert (await js.run("slow")).value() == "'done'"
 
 
-def test_no_output_is_lost_or_late_across_200_cells_that_log_after_an_await(js: Kernel) -> None:
+async def test_no_output_is_lost_or_late_across_200_cells_that_log_after_an_await(js: Kernel) -> None:
     js.strays.clear()
     for i in range(200):
-        cell = js.run(f"await new Promise(r => setTimeout(r, 1)); console.log({i})")
+        cell = await js.run(f"await new Promise(r => setTimeout(r, 1)); console.log({i})")
         assert cell.stream() == f"{i}\n"
-    js.run("1")
+    await js.run("1")
     assert js.strays == []
 
 
-def test_a_large_flood_arrives_complete_in_coalesced_messages(js: Kernel) -> None:
-    cell = js.run("for (let i = 0; i < 100000; i++) console.log(i)")
+async def test_a_large_flood_arrives_complete_in_coalesced_messages(js: Kernel) -> None:
+    cell = await js.run("for (let i = 0; i < 100000; i++) console.log(i)")
     assert cell.stream().split("\n")[:-1] == [str(i) for i in range(100000)]
     assert len(cell.of_type("stream")) < 500
 
 
-def test_output_of_a_timer_that_fires_after_its_cell_comes_with_the_next_cell(js: Kernel) -> None:
+async def test_output_of_a_timer_that_fires_after_its_cell_comes_with_the_next_cell(js: Kernel) -> None:
     js.strays.clear()
     # setImmediate runs after the cell has ended (its end is a promise continuation)
-    first = js.run("void setImmediate(() => console.log('late'))")
-    cell = js.run("console.log('second')")
+    first = await js.run("void setImmediate(() => console.log('late'))")
+    cell = await js.run("console.log('second')")
     assert (first.stream(), cell.stream()) == ("", "late\nsecond\n")
     assert js.strays == []
 
 
-def test_emoji_arrive_intact_and_invalid_utf8_bytes_become_replacement_characters(
+async def test_emoji_arrive_intact_and_invalid_utf8_bytes_become_replacement_characters(
     js: Kernel,
 ) -> None:
-    cell = js.run(
+    cell = await js.run(
         "console.log('😀 日本 é'); "
         "process.stdout.write(Buffer.from([0x41, 0xff, 0xfe, 0x42, 0x0a]))"
     )
     assert cell.stream() == "😀 日本 é\nA\ufffd\ufffdB\n"
 
 
-def test_file_path_metadata_defines_file_content_variables(js: Kernel, short_tmp: Path) -> None:
-    target = short_tmp / "data é.txt"
+async def test_file_path_metadata_defines_file_content_variables(js: Kernel, tmp_path: Path) -> None:
+    target = tmp_path / "data é.txt"
     target.write_text("line1\nü 😀\n", encoding="utf-8")
-    cell = js.run(
+    cell = await js.run(
         "console.log(JSON.stringify([FILE_CONTENT, FILE_CONTENT_PATH === file_path, file_path]))",
         metadata={"context_kernel": {"file_path": str(target)}},
     )
     assert cell.stream() == f'["line1\\nü 😀\\n",true,"{target}"]\n'
 
 
-def test_missing_file_path_is_an_error_before_the_cell_runs(js: Kernel, short_tmp: Path) -> None:
-    cell = js.run(
-        "console.log('ran')", metadata={"context_kernel": {"file_path": str(short_tmp / "nope")}}
+async def test_missing_file_path_is_an_error_before_the_cell_runs(js: Kernel, tmp_path: Path) -> None:
+    cell = await js.run(
+        "console.log('ran')", metadata={"context_kernel": {"file_path": str(tmp_path / "nope")}}
     )
     assert cell.reply["ename"] == "FileNotFoundError"
     assert cell.stream() == ""
 
 
-def test_interrupting_a_busy_loop_stops_it_and_keeps_the_variables(fresh_js: Kernel) -> None:
-    fresh_js.run("var kept = 41")
-    cell = fresh_js.run(
-        "console.log('spinning'); while (true) {}", after_output=fresh_js.km.interrupt_kernel
-    )
+async def test_interrupting_a_busy_loop_stops_it_and_keeps_the_variables(fresh_js: Kernel) -> None:
+    await fresh_js.run("var kept = 41")
+    cell = await fresh_js.run("console.log('spinning'); while (true) {}", interrupt_when=any_output)
     assert cell.reply["status"] == "error"
     assert cell.of_type("error")[0]["ename"] == "KeyboardInterrupt"
-    assert fresh_js.km.is_alive()
-    assert fresh_js.run("kept + 1").value() == "42"
+    assert await fresh_js.km.is_alive()
+    assert (await fresh_js.run("kept + 1")).value() == "42"
 
 
-def test_interrupting_an_await_that_never_resolves_keeps_the_variables(fresh_js: Kernel) -> None:
-    fresh_js.run("var kept = 'yes'")
-    cell = fresh_js.run(
-        "console.log('waiting'); await new Promise(() => {})",
-        after_output=fresh_js.km.interrupt_kernel,
-    )
+async def test_interrupting_an_await_that_never_resolves_keeps_the_variables(fresh_js: Kernel) -> None:
+    await fresh_js.run("var kept = 'yes'")
+    cell = await fresh_js.run("console.log('waiting'); await new Promise(() => {})", interrupt_when=any_output)
     assert cell.reply["ename"] == "KeyboardInterrupt"
-    assert fresh_js.run("kept").value() == "'yes'"
+    assert (await fresh_js.run("kept")).value() == "'yes'"
 
 
-def test_interrupting_a_child_process_ends_it_and_the_cell(fresh_js: Kernel) -> None:
-    cell = fresh_js.run(
-        "console.log('go'); require('child_process').execSync('sleep 30')",
-        after_output=fresh_js.km.interrupt_kernel,
+async def test_interrupting_a_child_process_ends_it_and_the_cell(fresh_js: Kernel) -> None:
+    cell = await fresh_js.run(
+        "console.log('go'); require('child_process').execSync('sleep 30')", interrupt_when=any_output
     )
     assert cell.reply["status"] == "error"
-    assert fresh_js.run("'next'").value() == "'next'"
+    assert (await fresh_js.run("'next'")).value() == "'next'"
 
 
-def test_a_busy_loop_after_an_await_cannot_be_stopped_so_node_restarts_and_says_state_is_lost(
+async def test_a_busy_loop_after_an_await_cannot_be_stopped_so_node_restarts_and_says_state_is_lost(
     fresh_js: Kernel,
 ) -> None:
-    fresh_js.run("var kept = 1")
-    cell = fresh_js.run(
-        "console.log('spinning'); await null; while (true) {}",
-        after_output=fresh_js.km.interrupt_kernel,
-    )
+    await fresh_js.run("var kept = 1")
+    cell = await fresh_js.run("console.log('spinning'); await null; while (true) {}", interrupt_when=any_output)
     assert cell.reply["ename"] == "KeyboardInterrupt"
     assert "variables were lost" in cell.reply["evalue"]
-    assert fresh_js.run("typeof kept").value() == "'undefined'"
+    assert (await fresh_js.run("typeof kept")).value() == "'undefined'"
 
 
-def test_process_exit_is_an_exit_code_error_and_the_next_cell_gets_a_fresh_node(
+async def test_process_exit_is_an_exit_code_error_and_the_next_cell_gets_a_fresh_node(
     fresh_js: Kernel,
 ) -> None:
-    cell = fresh_js.run("console.log('bye'); process.exit(3)")
+    cell = await fresh_js.run("console.log('bye'); process.exit(3)")
     assert (cell.reply["ename"], cell.reply["evalue"]) == ("ExitCode", "3")
     assert cell.stream() == "bye\n"
-    assert fresh_js.run("6 * 7").value() == "42"
+    assert (await fresh_js.run("6 * 7")).value() == "42"
 
 
-def test_node_dies_when_the_kernel_is_killed(short_tmp: Path) -> None:
+async def test_node_dies_when_the_kernel_is_killed(start_kernel: StartKernel) -> None:
     _require_runtime()
-    k = Kernel("ck-javascript", Path(tempfile.mkdtemp(dir=short_tmp)))
+    k = await start_kernel("ck-javascript", cell_timeout=CELL_TIMEOUT)
     try:
-        pid = int(k.run("process.pid").value())
+        pid = int((await k.run("process.pid")).value())
         pidfd = os.pidfd_open(pid)
-        os.kill(k.km.provisioner.process.pid, signal.SIGKILL)  # type: ignore[union-attr]
+        os.kill(k.pid, signal.SIGKILL)
     finally:
-        k.close()
+        await k.stop_now()
     try:  # a pidfd turns readable when its process has ended
         assert select.select([pidfd], [], [], CELL_TIMEOUT)[0] == [pidfd]
     finally:
@@ -366,9 +262,6 @@ def test_shutdown_from_nbclient_stops_node_cleanly(tmp_path: Path) -> None:
     # nbclient shuts a kernel down with shutdown_request, which ipykernel handles on its control
     # thread's loop; node's pipes belong to the shell loop, and stopping it there used to raise.
     _require_runtime()
-    import subprocess
-    import sys
-
     script = (
         "import nbformat\n"
         "from nbclient import NotebookClient\n"
