@@ -10,7 +10,7 @@ from context_kernel.app import AppHolder
 from context_kernel.execution.requests import ExecuteRequest, SessionRef
 from context_kernel.settings import Settings
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 SESSION = SessionRef(id="core-test")
 
 

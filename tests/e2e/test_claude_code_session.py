@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 from tests.conftest import server_command, text_of
 from tests.hooks.hookrun import Hooks
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 SESSION = "3f1c2a9e-5b7d-4c1e-9a2f-claude-e2e"
 
 

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.anyio
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
+@pytest.mark.kernels
 async def test_a_python_session_exports_to_one_valid_notebook(client: Client, project: Path) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "x = 6 * 7\nprint('x is', x)"})
     await client.call_tool("ctx_execute", {"language": "python", "code": (
@@ -49,6 +50,7 @@ async def test_a_python_session_exports_to_one_valid_notebook(client: Client, pr
     assert "Refused call" in refused.source and "unknown language" in refused.source
 
 
+@pytest.mark.kernels
 async def test_a_mixed_session_exports_one_notebook_per_kernel_and_an_index(client: Client) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('py one')"})
     await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh one"})
@@ -65,6 +67,7 @@ async def test_a_mixed_session_exports_one_notebook_per_kernel_and_an_index(clie
     assert [c.source for c in sh.cells] == ["echo sh one"] and sh.metadata.kernelspec.name == "ck-bash"
 
 
+@pytest.mark.kernels
 async def test_export_refuses_a_path_outside_the_project(client: Client) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "1"})
     result = await client.call_tool("ctx_export", {"path": "../../elsewhere"})
@@ -88,6 +91,7 @@ async def test_a_cell_left_pending_by_a_killed_server_exports_as_interrupted(set
     assert "never finished" in cell["outputs"][-1]["text"]
 
 
+@pytest.mark.kernels
 async def test_html_export_marks_what_the_agent_saw(client: Client, project: Path) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('small')"})
     await client.call_tool("ctx_execute", {"language": "python", "code": "for i in range(3000): print('row', i)"})
@@ -99,6 +103,7 @@ async def test_html_export_marks_what_the_agent_saw(client: Client, project: Pat
     assert "trimmed output" in html and "row 2999" in html and "<html" in html
 
 
+@pytest.mark.kernels
 async def test_batch_commands_export_as_shell_cells_marked_as_batch(client: Client) -> None:
     await client.call_tool("ctx_batch_execute", {"commands": [
         {"label": "count lines", "command": "printf 'a\\nb\\n' | wc -l"}, {"label": "say hi", "command": "echo hi"}]})
@@ -130,6 +135,7 @@ async def test_a_batch_command_s_label_heads_its_cell(settings: Settings, tmp_pa
     assert cells[0]["metadata"]["context_kernel"]["batch_label"] == "disk usage"
 
 
+@pytest.mark.kernels
 async def test_the_html_index_of_a_mixed_session_links_the_rendered_pages(client: Client) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('py')"})
     await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh"})

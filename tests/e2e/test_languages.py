@@ -10,7 +10,7 @@ import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 REQUIRED = {"python", "shell", "r", "javascript", "typescript", "ruby", "perl", "php", "rust"}
 

@@ -21,6 +21,7 @@ def _kb(text: str, label: str) -> float:
     return float(match.group(1))
 
 
+@pytest.mark.kernels
 async def test_stats_count_what_came_in_and_what_went_back(client: Client, project: Path) -> None:
     big = await client.call_tool("ctx_execute", {"language": "python", "code": "print('x' * 20480)"})
     small = await client.call_tool("ctx_execute", {"language": "python", "code": "print('done')"})
@@ -78,11 +79,13 @@ def test_compact_schema_keeps_parameter_names_and_drops_noise() -> None:
         "title": {"type": "string"}, "limit": {"type": "integer", "description": "How many."}}}
 
 
+@pytest.mark.kernels
 async def test_explicit_null_for_an_optional_parameter_is_still_accepted(client: Client) -> None:
     result = await client.call_tool("ctx_execute", {"language": "python", "code": "print(6*7)", "timeout": None})
     assert not result.is_error and text_of(result).strip() == "42"
 
 
+@pytest.mark.kernels
 async def test_doctor_tool_checks_kernels_store_hooks_and_versions(client: Client) -> None:
     result = await client.call_tool("ctx_doctor", {})
     lines = text_of(result).splitlines()
@@ -95,6 +98,7 @@ async def test_doctor_tool_checks_kernels_store_hooks_and_versions(client: Clien
     assert any(line.startswith("[WARN] hooks") for line in lines)
 
 
+@pytest.mark.kernels
 async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client: Client) -> None:
     from html.parser import HTMLParser
 

@@ -19,6 +19,7 @@ from context_kernel.notebooks.replay import normalise, replay
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.kernels
 async def test_a_replayed_session_matches_then_names_the_cell_and_file_that_changed(client: Client,
                                                                                    project: Path) -> None:
     (project / "sales.csv").write_text("region,amount\nnorth,10\nsouth,32\n")
@@ -66,6 +67,7 @@ FILE_CELLS = {
 }
 
 
+@pytest.mark.kernels
 @pytest.mark.timeout(300)
 async def test_file_cells_of_every_language_replay_without_the_server(client: Client, project: Path) -> None:
     # Our own kernels define FILE_CONTENT from cell metadata nbclient never sends: the export must.
@@ -81,6 +83,7 @@ async def test_file_cells_of_every_language_replay_without_the_server(client: Cl
     assert len(report.cells) == len(FILE_CELLS) and {c.status for c in report.cells} == {"match"}
 
 
+@pytest.mark.kernels
 def test_replay_skips_unfinished_and_kernel_killing_cells_and_interrupts_a_cell_past_the_limit(tmp_path: Path) -> None:
     marker = tmp_path / "ran.txt"
     nb = v4.new_notebook()
@@ -124,6 +127,7 @@ def test_replay_explains_a_missing_kernel_or_per_kernel_notebook(tmp_path: Path)
         assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
+@pytest.mark.kernels
 async def test_a_cd_in_a_batch_command_does_not_leak_into_later_shell_cells_on_replay(client: Client,
                                                                                       project: Path) -> None:
     (project / "sub").mkdir()
