@@ -100,7 +100,8 @@ async def test_images_are_recorded_and_named_not_returned_as_base64(client: Clie
     code = (
         "from IPython.display import Image, display\n"
         "import base64\n"
-        "png = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')\n"
+        "png = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+        "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')\n"
         "display(Image(data=png))\nprint('done')"
     )
     is_error, text = await run(client, "python", code)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
@@ -98,7 +99,7 @@ async def test_html_export_marks_what_the_agent_saw(client: Client, project: Pat
     text = text_of(await client.call_tool("ctx_export", {"path": "html", "format": "html"}))
     path = Path(text.split(" to ", 1)[1].split(";")[0])
     assert path.suffix == ".html" and path.with_suffix(".ipynb").is_file()
-    html = path.read_text()
+    html = await anyio.Path(path).read_text()
     assert html.count("Shown to the agent:") == 2
     assert "trimmed output" in html and "row 2999" in html and "<html" in html
 
@@ -141,7 +142,7 @@ async def test_the_html_index_of_a_mixed_session_links_the_rendered_pages(client
     await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh"})
     text = text_of(await client.call_tool("ctx_export", {"path": "html", "format": "html"}))
     index = Path(text.split(" to ", 1)[1].split(";")[0])
-    html = index.read_text()
+    html = await anyio.Path(index).read_text()
     for kernel in ("python3", "ck-bash"):
         page = index.with_name(f"{index.stem}-{kernel}.html")
         assert page.is_file() and f'href="{page.name}"' in html

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
@@ -67,7 +68,8 @@ def test_upgrade_command_per_install_method() -> None:
     assert upgrade_command("/home/u/.local/share/uv/tools/context-kernel", "py", {})[1] == \
         "uv tool upgrade context-kernel"
     assert upgrade_command("/home/u/.local/pipx/venvs/context-kernel", "py", {})[1] == "pipx upgrade context-kernel"
-    assert upgrade_command("/usr", "/usr/bin/python3", {})[1] == "/usr/bin/python3 -m pip install --upgrade context-kernel"
+    assert upgrade_command("/usr", "/usr/bin/python3", {})[1] == \
+        "/usr/bin/python3 -m pip install --upgrade context-kernel"
 
 
 def test_compact_schema_keeps_parameter_names_and_drops_noise() -> None:
@@ -108,7 +110,7 @@ async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client
     assert not reply.is_error
     page = Path(text_of(reply).split("Wrote ", 1)[1].split(" (", 1)[0])
     assert " (1 sessions)" in text_of(reply)
-    doc = page.read_text()
+    doc = await anyio.Path(page).read_text()
     HTMLParser().feed(doc)  # well-formed enough to parse
     links = [line for line in doc.split('href="')[1:]]
     assert links, "the exported notebook is linked"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
@@ -37,12 +38,14 @@ async def test_a_replayed_session_matches_then_names_the_cell_and_file_that_chan
 
     (project / "sales.csv").write_text("region,amount\nnorth,10\nsouth,33\n")
     env = {**os.environ, "CONTEXT_KERNEL_HOME": str(project.parent / "home")}
-    out = subprocess.run([sys.executable, "-m", "context_kernel", "replay", str(notebook)], capture_output=True,
-                         text=True, timeout=120, env=env, cwd=project)
+    with anyio.fail_after(120):
+        out = await anyio.run_process([sys.executable, "-m", "context_kernel", "replay", str(notebook)],
+                                      check=False, env=env, cwd=project)
+    stdout = out.stdout.decode()
     assert out.returncode == 1
-    assert "cell 2 (execution #" in out.stdout and "differ" in out.stdout and "file changed" in out.stdout
-    assert "-[stdout] total 84" in out.stdout and "+[stdout] total 86" in out.stdout
-    assert "2 of 3 cells match" in out.stdout
+    assert "cell 2 (execution #" in stdout and "differ" in stdout and "file changed" in stdout
+    assert "-[stdout] total 84" in stdout and "+[stdout] total 86" in stdout
+    assert "2 of 3 cells match" in stdout
 
 
 def test_volatile_parts_are_normalised() -> None:

@@ -64,7 +64,8 @@ def test_spool_lines_are_ingested_once_and_indexed_for_search(tmp_path: Path) ->
     memory = Memory(engine=open_engine(database_path(home)), home=home)
     assert memory.ingest() == {"sess-1": 2}
     assert memory.ingest() == {}  # the spool was consumed
-    assert [e.data for e in memory.events("sess-1")] == ["src/parser.py", "use sqlite instead of postgres for the cache"]
+    assert [e.data for e in memory.events("sess-1")] == ["src/parser.py",
+                                                          "use sqlite instead of postgres for the cache"]
     knowledge = KnowledgeRepository(memory.engine)
     source = knowledge.get_source(source_label("sess-1"))
     assert source is not None and source.chunk_count == 2

@@ -3,6 +3,7 @@ nudges once per session, and a broken input never breaks the agent."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 from typing import Any
@@ -199,7 +200,7 @@ def test_project_deny_rules_block_bash_and_our_tools_with_or_without_a_server(ho
         "allowed_code": None,
     }
     batch = [{"label": "status", "command": "git status"}, {"label": "clean", "command": "rm -rf build"}]
-    with hooks.server_alive() if alive else _nothing():
+    with hooks.server_alive() if alive else contextlib.nullcontext():
         answers = {
             "bash": hooks.call("claude-code", "PreToolUse-Bash", command="rm -rf build").answer,
             "code": hooks.call("claude-code", "PreToolUse-ctx_execute", code=code).answer,
@@ -253,14 +254,6 @@ def test_a_huge_command_is_answered_in_seconds(hooks: Hooks) -> None:
         run = hooks.run("claude-code", "PreToolUse", payload)
         assert time.perf_counter() - started < 20
     assert run.answer["hookSpecificOutput"]["permissionDecision"] == "deny"
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 # --- never break the agent ---------------------------------------------------------------------------
