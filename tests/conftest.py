@@ -14,6 +14,17 @@ from mcp.types import CallToolResult
 from context_kernel.settings import Settings
 from context_kernel.tools.server import create_server
 
+TESTS = Path(__file__).parent
+# Markers every test of a directory carries (see [tool.pytest.ini_options] in pyproject.toml).
+DIRECTORY_MARKERS = {"kernel_processes": "kernels", "e2e": "e2e"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        top = item.path.relative_to(TESTS).parts[0]
+        if top in DIRECTORY_MARKERS:
+            item.add_marker(DIRECTORY_MARKERS[top])
+
 
 @pytest.fixture
 def anyio_backend() -> str:

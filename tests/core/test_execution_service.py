@@ -13,7 +13,7 @@ from context_kernel.settings import Settings
 from context_kernel.store.db import open_engine
 from context_kernel.store.executions import ExecutionRepository
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 SESSION = SessionRef(id="core-test")
 
 

@@ -10,11 +10,8 @@ full events.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +19,25 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from tests.conftest import server_command, text_of
+from tests.hooks.hookrun import Hooks
 
-pytestmark = pytest.mark.anyio
-CLI = Path(sys.executable).parent / "context-kernel"
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 SESSION = "3f1c2a9e-5b7d-4c1e-9a2f-claude-e2e"
 
 
 class Claude:
     """Sends hook payloads shaped like Claude Code's (hooks reference: code.claude.com/docs/en/hooks)."""
 
-    def __init__(self, project: Path, env: dict[str, str]) -> None:
-        self.project = project
-        self.env = env
+    def __init__(self, hooks: Hooks) -> None:
+        self.hooks = hooks
 
     def hook(self, event: str, **fields: Any) -> dict[str, Any] | None:
-        payload = {"session_id": SESSION, "transcript_path": str(self.project / "transcript.jsonl"),
-                   "cwd": str(self.project), "hook_event_name": event, **fields}
-        done = subprocess.run([str(CLI), "hook", "claude-code", event], input=json.dumps(payload), text=True,
-                              capture_output=True, env=self.env, cwd=self.project, timeout=60, check=False)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout) if done.stdout.strip() else None
+        project = self.hooks.project
+        payload = {"session_id": SESSION, "transcript_path": str(project / "transcript.jsonl"),
+                   "cwd": str(project), "hook_event_name": event, **fields}
+        run = self.hooks.run("claude-code", event, payload)
+        assert run.returncode == 0, run.stderr
+        return run.answer
 
     def tool(self, name: str, tool_input: dict[str, Any], response: Any) -> None:
         pre = self.hook("PreToolUse", tool_name=name, tool_input=tool_input)
@@ -56,13 +52,10 @@ def _context(answer: dict[str, Any] | None) -> str:
 
 
 async def test_memory_survives_compaction(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
+    hooks = Hooks(tmp_path)  # the hook CLI's home, project and user home; the server shares the home
+    project, home = hooks.project, hooks.home
     (project / "src" / "fetcher.py").write_text("def fetch(url):\n    return None\n")
-    home = tmp_path / "home"
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "user"), "LANG": "C.UTF-8",
-           "CONTEXT_KERNEL_HOME": str(home)}
-    claude = Claude(project, env)
+    claude = Claude(hooks)
     cmd = server_command("--project", str(project))
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env={**os.environ, "CONTEXT_KERNEL_HOME": str(home)})
     async with Client(params) as client:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from context_kernel.kernels.languages import LANGUAGES
 
 
@@ -16,6 +18,7 @@ def run_cli(tmp_path: Path, *args: str, timeout: float = 180) -> subprocess.Comp
                           env=env, timeout=timeout, cwd=tmp_path)
 
 
+@pytest.mark.kernels
 def test_doctor_starts_every_language_kernel_and_says_so(tmp_path: Path) -> None:
     out = run_cli(tmp_path, "doctor")
     assert out.returncode == 0, out.stderr
@@ -73,6 +76,7 @@ def test_fetch_command_indexes_pages_and_reports_each(tmp_path: Path) -> None:
     assert "3/3" in out.stderr  # the progress bar
 
 
+@pytest.mark.kernels
 def test_sessions_lists_recorded_sessions_and_export_writes_the_latest(tmp_path: Path) -> None:
     import anyio
 

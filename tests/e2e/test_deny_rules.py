@@ -45,6 +45,7 @@ async def test_denied_shell_segment_refuses_the_whole_command(guarded_client: Cl
     assert (project / "build").is_dir() and not (project / "ran.txt").exists()
 
 
+@pytest.mark.kernels
 async def test_shell_escapes_inside_python_are_checked(guarded_client: Client, project: Path) -> None:
     result = await guarded_client.call_tool(
         "ctx_execute", {"language": "python", "code": "import subprocess\nsubprocess.run(['rm', '-rf', 'build'])"})
@@ -70,6 +71,7 @@ async def test_user_rules_deny_a_batch_before_any_command_runs(guarded_client: C
     assert not (project / "batch-ran.txt").exists()
 
 
+@pytest.mark.kernels
 async def test_a_rule_added_while_the_server_runs_applies_at_once(guarded_client: Client, project: Path) -> None:
     first = await guarded_client.call_tool("ctx_execute", {"language": "shell", "code": "echo before"})
     assert not first.is_error

@@ -16,6 +16,8 @@ from nbclient import NotebookClient
 
 from context_kernel.notebooks.replay import replay
 
+pytestmark = pytest.mark.kernels
+
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 

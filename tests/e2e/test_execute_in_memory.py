@@ -20,18 +20,21 @@ async def run(client: Client, language: str, code: str, **extra: object) -> tupl
     return bool(result.is_error), text_of(result)
 
 
+@pytest.mark.kernels
 async def test_python_prints_and_returns_the_last_expression(client: Client) -> None:
     is_error, text = await run(client, "python", "print('hello')\n6 * 7")
     assert not is_error
     assert text.splitlines() == ["hello", "42"]
 
 
+@pytest.mark.kernels
 async def test_state_persists_between_two_calls(client: Client) -> None:
     await run(client, "python", "data = [3, 1, 2]")
     is_error, text = await run(client, "python", "print(sorted(data))")
     assert (is_error, text) == (False, "[1, 2, 3]")
 
 
+@pytest.mark.kernels
 async def test_fresh_kernel_does_not_share_state(client: Client) -> None:
     await run(client, "python", "secret = 1")
     is_error, text = await run(client, "python", "print('secret' in globals())", fresh=True)
@@ -39,6 +42,7 @@ async def test_fresh_kernel_does_not_share_state(client: Client) -> None:
     assert await run(client, "python", "print(secret)") == (False, "1")
 
 
+@pytest.mark.kernels
 async def test_two_servers_do_not_share_kernels(settings: Settings) -> None:
     async with Client(create_server(settings)) as first, Client(create_server(settings)) as second:
         await run(first, "python", "owner = 'first'")
@@ -46,6 +50,7 @@ async def test_two_servers_do_not_share_kernels(settings: Settings) -> None:
         assert (is_error, text) == (False, "none")
 
 
+@pytest.mark.kernels
 async def test_python_error_returns_a_compact_traceback_flagged_as_error(client: Client) -> None:
     is_error, text = await run(client, "python", "print('before')\n1/0")
     assert is_error
@@ -60,6 +65,7 @@ async def test_unknown_language_is_an_error_listing_the_languages(client: Client
     assert "unknown language 'cobol'" in text and "python" in text and "kernel=" in text
 
 
+@pytest.mark.kernels
 async def test_kernel_parameter_selects_any_kernelspec_by_name(client: Client) -> None:
     is_error, text = await run(client, "whatever", "import sys; print(sys.version_info[0])", kernel="python3")
     assert (is_error, text) == (False, "3")
@@ -77,6 +83,7 @@ async def test_negative_timeout_is_refused_with_the_default_named(client: Client
     assert "timeout must be a positive" in text and "default" in text
 
 
+@pytest.mark.kernels
 async def test_output_over_the_budget_keeps_head_and_tail_with_a_marker(tmp_path: Path, project: Path) -> None:
     settings = make_settings(tmp_path, project, return_budget=2048)
     async with Client(create_server(settings)) as client:
@@ -88,11 +95,13 @@ async def test_output_over_the_budget_keeps_head_and_tail_with_a_marker(tmp_path
     assert len(text.encode()) < 2048 + 300
 
 
+@pytest.mark.kernels
 async def test_images_are_recorded_and_named_not_returned_as_base64(client: Client) -> None:
     code = (
         "from IPython.display import Image, display\n"
         "import base64\n"
-        "png = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')\n"
+        "png = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+        "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')\n"
         "display(Image(data=png))\nprint('done')"
     )
     is_error, text = await run(client, "python", code)
@@ -101,6 +110,7 @@ async def test_images_are_recorded_and_named_not_returned_as_base64(client: Clie
     assert "iVBOR" not in text
 
 
+@pytest.mark.kernels
 async def test_execute_file_defines_file_content_inside_the_project(client: Client, project: Path) -> None:
     (project / "data.csv").write_text("a,b\n1,2\n3,4\n")
     result = await client.call_tool("ctx_execute_file", {
@@ -137,6 +147,7 @@ async def test_a_missing_file_is_an_error_saying_so(client: Client) -> None:
     assert result.is_error and "no such file: nope.txt" in text_of(result)
 
 
+@pytest.mark.kernels
 async def test_execute_file_in_shell(client: Client, project: Path) -> None:
     (project / "it's here.log").write_text("ok 1\nERROR 2\nok 3\n")
     result = await client.call_tool("ctx_execute_file", {

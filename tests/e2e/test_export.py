@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.anyio
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
+@pytest.mark.kernels
 async def test_a_python_session_exports_to_one_valid_notebook(client: Client, project: Path) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "x = 6 * 7\nprint('x is', x)"})
     await client.call_tool("ctx_execute", {"language": "python", "code": (
@@ -49,6 +51,7 @@ async def test_a_python_session_exports_to_one_valid_notebook(client: Client, pr
     assert "Refused call" in refused.source and "unknown language" in refused.source
 
 
+@pytest.mark.kernels
 async def test_a_mixed_session_exports_one_notebook_per_kernel_and_an_index(client: Client) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('py one')"})
     await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh one"})
@@ -65,6 +68,7 @@ async def test_a_mixed_session_exports_one_notebook_per_kernel_and_an_index(clie
     assert [c.source for c in sh.cells] == ["echo sh one"] and sh.metadata.kernelspec.name == "ck-bash"
 
 
+@pytest.mark.kernels
 async def test_export_refuses_a_path_outside_the_project(client: Client) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "1"})
     result = await client.call_tool("ctx_export", {"path": "../../elsewhere"})
@@ -84,17 +88,19 @@ def test_a_cell_left_pending_by_a_killed_server_exports_as_interrupted(settings:
     assert "never finished" in cell["outputs"][-1]["text"]
 
 
+@pytest.mark.kernels
 async def test_html_export_marks_what_the_agent_saw(client: Client, project: Path) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('small')"})
     await client.call_tool("ctx_execute", {"language": "python", "code": "for i in range(3000): print('row', i)"})
     text = text_of(await client.call_tool("ctx_export", {"path": "html", "format": "html"}))
     path = Path(text.split(" to ", 1)[1].split(";")[0])
     assert path.suffix == ".html" and path.with_suffix(".ipynb").is_file()
-    html = path.read_text()
+    html = await anyio.Path(path).read_text()
     assert html.count("Shown to the agent:") == 2
     assert "trimmed output" in html and "row 2999" in html and "<html" in html
 
 
+@pytest.mark.kernels
 async def test_batch_commands_export_as_shell_cells_marked_as_batch(client: Client) -> None:
     await client.call_tool("ctx_batch_execute", {"commands": [
         {"label": "count lines", "command": "printf 'a\\nb\\n' | wc -l"}, {"label": "say hi", "command": "echo hi"}]})
@@ -124,12 +130,13 @@ def test_a_batch_command_s_label_heads_its_cell(settings: Settings, tmp_path: Pa
     assert cells[0]["metadata"]["context_kernel"]["batch_label"] == "disk usage"
 
 
+@pytest.mark.kernels
 async def test_the_html_index_of_a_mixed_session_links_the_rendered_pages(client: Client) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('py')"})
     await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh"})
     text = text_of(await client.call_tool("ctx_export", {"path": "html", "format": "html"}))
     index = Path(text.split(" to ", 1)[1].split(";")[0])
-    html = index.read_text()
+    html = await anyio.Path(index).read_text()
     for kernel in ("python3", "ck-bash"):
         page = index.with_name(f"{index.stem}-{kernel}.html")
         assert page.is_file() and f'href="{page.name}"' in html

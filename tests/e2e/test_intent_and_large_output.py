@@ -10,7 +10,7 @@ from tests.conftest import make_settings, text_of
 
 from context_kernel.tools.server import create_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 
 def log_program(lines: dict[int, str], total: int, filler: str = "INFO request served in 12ms") -> str:

@@ -48,6 +48,7 @@ async def test_index_needs_exactly_one_of_content_or_path(client: Client) -> Non
     assert result.is_error and "exactly one of content or path" in text_of(result)
 
 
+@pytest.mark.kernels
 async def test_batch_runs_commands_in_order_indexes_them_and_answers_queries(client: Client, project: Path) -> None:
     (project / "app.log").write_text("ok\nok\nERROR quota exceeded for tenant acme\nok\n")
     result = await client.call_tool("ctx_batch_execute", {
@@ -68,6 +69,7 @@ async def test_batch_runs_commands_in_order_indexes_them_and_answers_queries(cli
     assert "hello from the batch" not in text  # raw outputs stay out unless a query asks for them
 
 
+@pytest.mark.kernels
 async def test_parallel_batch_keeps_input_order_with_a_timeout_per_command(client: Client) -> None:
     result = await client.call_tool("ctx_batch_execute", {
         "commands": [{"label": f"c{i}", "command": f"sleep 0.{3 - i % 3}; echo done {i}"} for i in range(4)]
@@ -80,6 +82,7 @@ async def test_parallel_batch_keeps_input_order_with_a_timeout_per_command(clien
     assert "slow: timeout" in text
 
 
+@pytest.mark.kernels
 async def test_serial_batch_skips_commands_once_the_shared_budget_is_spent(client: Client) -> None:
     result = await client.call_tool("ctx_batch_execute", {
         "commands": [{"label": "first", "command": "sleep 30"}, {"label": "second", "command": "echo never"}],

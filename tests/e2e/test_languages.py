@@ -10,7 +10,7 @@ import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 REQUIRED = {"python", "shell", "r", "javascript", "typescript", "ruby", "perl", "php", "rust"}
 
@@ -78,7 +78,8 @@ async def test_shell_failure_returns_stderr_as_an_error(client: Client) -> None:
 
 
 async def test_r_code_asking_for_input_gets_an_empty_line_instead_of_hanging(client: Client) -> None:
-    result = await client.call_tool("ctx_execute", {"language": "r", "code": "x <- readline('name? ')\ncat('got', nchar(x))",
+    result = await client.call_tool("ctx_execute", {"language": "r",
+                                                    "code": "x <- readline('name? ')\ncat('got', nchar(x))",
                                                     "timeout": 30_000})
     assert not result.is_error, text_of(result)
     assert "got 0" in text_of(result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
@@ -21,6 +22,7 @@ def _kb(text: str, label: str) -> float:
     return float(match.group(1))
 
 
+@pytest.mark.kernels
 async def test_stats_count_what_came_in_and_what_went_back(client: Client, project: Path) -> None:
     big = await client.call_tool("ctx_execute", {"language": "python", "code": "print('x' * 20480)"})
     small = await client.call_tool("ctx_execute", {"language": "python", "code": "print('done')"})
@@ -66,7 +68,8 @@ def test_upgrade_command_per_install_method() -> None:
     assert upgrade_command("/home/u/.local/share/uv/tools/context-kernel", "py", {})[1] == \
         "uv tool upgrade context-kernel"
     assert upgrade_command("/home/u/.local/pipx/venvs/context-kernel", "py", {})[1] == "pipx upgrade context-kernel"
-    assert upgrade_command("/usr", "/usr/bin/python3", {})[1] == "/usr/bin/python3 -m pip install --upgrade context-kernel"
+    assert upgrade_command("/usr", "/usr/bin/python3", {})[1] == \
+        "/usr/bin/python3 -m pip install --upgrade context-kernel"
 
 
 def test_compact_schema_keeps_parameter_names_and_drops_noise() -> None:
@@ -78,11 +81,13 @@ def test_compact_schema_keeps_parameter_names_and_drops_noise() -> None:
         "title": {"type": "string"}, "limit": {"type": "integer", "description": "How many."}}}
 
 
+@pytest.mark.kernels
 async def test_explicit_null_for_an_optional_parameter_is_still_accepted(client: Client) -> None:
     result = await client.call_tool("ctx_execute", {"language": "python", "code": "print(6*7)", "timeout": None})
     assert not result.is_error and text_of(result).strip() == "42"
 
 
+@pytest.mark.kernels
 async def test_doctor_tool_checks_kernels_store_hooks_and_versions(client: Client) -> None:
     result = await client.call_tool("ctx_doctor", {})
     lines = text_of(result).splitlines()
@@ -95,6 +100,7 @@ async def test_doctor_tool_checks_kernels_store_hooks_and_versions(client: Clien
     assert any(line.startswith("[WARN] hooks") for line in lines)
 
 
+@pytest.mark.kernels
 async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client: Client) -> None:
     from html.parser import HTMLParser
 
@@ -104,7 +110,7 @@ async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client
     assert not reply.is_error
     page = Path(text_of(reply).split("Wrote ", 1)[1].split(" (", 1)[0])
     assert " (1 sessions)" in text_of(reply)
-    doc = page.read_text()
+    doc = await anyio.Path(page).read_text()
     HTMLParser().feed(doc)  # well-formed enough to parse
     links = [line for line in doc.split('href="')[1:]]
     assert links, "the exported notebook is linked"

@@ -10,7 +10,7 @@ from tests.conftest import make_settings, text_of
 
 from context_kernel.tools.server import create_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 
 async def run(client: Client, code: str, **extra: object) -> tuple[bool, str]:
@@ -62,7 +62,9 @@ async def test_non_utf8_bytes_come_back_as_replacement_characters(client: Client
     # Undecodable text printed by the kernel, and raw bytes read back from a child process.
     is_error, text = await run(client, "print(b'ok \\xff\\xfe end'.decode('utf-8', 'surrogateescape'))")
     assert (is_error, text) == (False, "ok \ufffd\ufffd end")
-    code = "import subprocess, sys\nsys.stdout.write(subprocess.run(['printf', 'raw \\\\377 end'], capture_output=True).stdout.decode('utf-8', 'replace'));"
+    code = ("import subprocess, sys\n"
+            "sys.stdout.write(subprocess.run(['printf', 'raw \\\\377 end'], capture_output=True)"
+            ".stdout.decode('utf-8', 'replace'));")
     is_error, text = await run(client, code)
     assert (is_error, text) == (False, "raw \ufffd end")
 

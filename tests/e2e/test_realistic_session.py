@@ -28,7 +28,7 @@ from tests.conftest import text_of
 
 from context_kernel.notebooks.replay import normalise, replay
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300), pytest.mark.kernels]
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CSV = "region,month,amount\nnorth,jan,120\nnorth,feb,135\nsouth,jan,90\nsouth,feb,160\neast,jan,75\neast,feb,80\n"
 

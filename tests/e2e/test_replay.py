@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
@@ -19,6 +20,7 @@ from context_kernel.notebooks.replay import normalise, replay
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.kernels
 async def test_a_replayed_session_matches_then_names_the_cell_and_file_that_changed(client: Client,
                                                                                    project: Path) -> None:
     (project / "sales.csv").write_text("region,amount\nnorth,10\nsouth,32\n")
@@ -36,12 +38,14 @@ async def test_a_replayed_session_matches_then_names_the_cell_and_file_that_chan
 
     (project / "sales.csv").write_text("region,amount\nnorth,10\nsouth,33\n")
     env = {**os.environ, "CONTEXT_KERNEL_HOME": str(project.parent / "home")}
-    out = subprocess.run([sys.executable, "-m", "context_kernel", "replay", str(notebook)], capture_output=True,
-                         text=True, timeout=120, env=env, cwd=project)
+    with anyio.fail_after(120):
+        out = await anyio.run_process([sys.executable, "-m", "context_kernel", "replay", str(notebook)],
+                                      check=False, env=env, cwd=project)
+    stdout = out.stdout.decode()
     assert out.returncode == 1
-    assert "cell 2 (execution #" in out.stdout and "differ" in out.stdout and "file changed" in out.stdout
-    assert "-[stdout] total 84" in out.stdout and "+[stdout] total 86" in out.stdout
-    assert "2 of 3 cells match" in out.stdout
+    assert "cell 2 (execution #" in stdout and "differ" in stdout and "file changed" in stdout
+    assert "-[stdout] total 84" in stdout and "+[stdout] total 86" in stdout
+    assert "2 of 3 cells match" in stdout
 
 
 def test_volatile_parts_are_normalised() -> None:
@@ -66,6 +70,7 @@ FILE_CELLS = {
 }
 
 
+@pytest.mark.kernels
 @pytest.mark.timeout(300)
 async def test_file_cells_of_every_language_replay_without_the_server(client: Client, project: Path) -> None:
     # Our own kernels define FILE_CONTENT from cell metadata nbclient never sends: the export must.
@@ -81,6 +86,7 @@ async def test_file_cells_of_every_language_replay_without_the_server(client: Cl
     assert len(report.cells) == len(FILE_CELLS) and {c.status for c in report.cells} == {"match"}
 
 
+@pytest.mark.kernels
 def test_replay_skips_unfinished_and_kernel_killing_cells_and_interrupts_a_cell_past_the_limit(tmp_path: Path) -> None:
     marker = tmp_path / "ran.txt"
     nb = v4.new_notebook()
@@ -124,6 +130,7 @@ def test_replay_explains_a_missing_kernel_or_per_kernel_notebook(tmp_path: Path)
         assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
+@pytest.mark.kernels
 async def test_a_cd_in_a_batch_command_does_not_leak_into_later_shell_cells_on_replay(client: Client,
                                                                                       project: Path) -> None:
     (project / "sub").mkdir()

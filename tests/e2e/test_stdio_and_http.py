@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from mcp.client.client import Client
@@ -19,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import server_command, text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
@@ -39,7 +40,7 @@ async def test_stdio_server_runs_python_and_keeps_state(tmp_path: Path, project:
         result = await client.call_tool("ctx_execute", {"language": "python", "code": "print(n + 1)"})
         assert (result.is_error, text_of(result)) == (False, "21")
         result = await client.call_tool("ctx_execute", {"language": "python", "code": "import os; print(os.getcwd())"})
-        assert text_of(result) == str(project.resolve())
+        assert text_of(result) == str(await anyio.Path(project).resolve())
 
 
 async def test_stdio_reports_progress_while_a_cell_runs(tmp_path: Path, project: Path) -> None:
@@ -52,7 +53,8 @@ async def test_stdio_reports_progress_while_a_cell_runs(tmp_path: Path, project:
     cmd = server_command("--project", str(project))
     async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)) as client:
         result = await client.call_tool(
-            "ctx_execute", {"language": "python", "code": "import time\nfor _ in range(10): time.sleep(0.1)\nprint('done')"},
+            "ctx_execute",
+            {"language": "python", "code": "import time\nfor _ in range(10): time.sleep(0.1)\nprint('done')"},
             progress_callback=on_progress,
         )
     assert text_of(result) == "done"
@@ -103,13 +105,13 @@ async def test_http_clients_with_their_own_sessions_do_not_share_kernels(http_se
 
 
 async def test_http_stateless_clients_name_their_session_with_a_header(http_server: str) -> None:
-    async with httpx2.AsyncClient(headers={"x-context-kernel-session": "alpha"}) as h1, \
-            httpx2.AsyncClient(headers={"x-context-kernel-session": "beta"}) as h2:
-        async with Client(streamable_http_client(http_server, http_client=h1)) as alpha, \
-                Client(streamable_http_client(http_server, http_client=h2)) as beta:
-            await alpha.call_tool("ctx_execute", {"language": "python", "code": "tag = 'alpha'"})
-            again = await alpha.call_tool("ctx_execute", {"language": "python", "code": "print(tag)"})
-            other = await beta.call_tool("ctx_execute", {"language": "python", "code": "print(globals().get('tag'))"})
+    async with (httpx2.AsyncClient(headers={"x-context-kernel-session": "alpha"}) as h1,
+                httpx2.AsyncClient(headers={"x-context-kernel-session": "beta"}) as h2,
+                Client(streamable_http_client(http_server, http_client=h1)) as alpha,
+                Client(streamable_http_client(http_server, http_client=h2)) as beta):
+        await alpha.call_tool("ctx_execute", {"language": "python", "code": "tag = 'alpha'"})
+        again = await alpha.call_tool("ctx_execute", {"language": "python", "code": "print(tag)"})
+        other = await beta.call_tool("ctx_execute", {"language": "python", "code": "print(globals().get('tag'))"})
     assert text_of(again) == "alpha"
     assert text_of(other) == "None"
 
@@ -140,7 +142,8 @@ from mcp.client.stdio import StdioServerParameters
 async def main():
     params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
     async with Client(params) as c:
-        r1 = await c.call_tool("ctx_execute", {"language": "python", "code": "import os; print(os.getppid(), os.getpid())"})
+        r1 = await c.call_tool("ctx_execute", {"language": "python",
+                                               "code": "import os; print(os.getppid(), os.getpid())"})
         print(r1.content[0].text, flush=True)
         await anyio.sleep_forever()
 

@@ -1,4 +1,8 @@
-"""Helpers for the hook tests: run the real `context-kernel hook` console script on documented payloads."""
+"""The one harness of the hook tests: the real `context-kernel hook <client> <event>` console script,
+on a temporary home, fed documented payloads (`fixtures/`) or hand-made ones.
+
+The `hooks` fixture (conftest.py) gives each test a `Hooks`; tests elsewhere (e2e) build one on their tmp_path.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from context_kernel.hooks import liveness
 FIXTURES = Path(__file__).parent / "fixtures"
 PLACEHOLDER = "/path/to/project"
 CLI = Path(sys.executable).parent / "context-kernel"
+TIMEOUT = 60  # seconds for one hook call (a client waits 60 s, then runs the tool anyway)
 
 
 @dataclass(frozen=True)
@@ -54,10 +59,20 @@ class Hooks:
         return doc
 
     def run(self, client: str, event: str, stdin: dict[str, Any] | str, **env: str) -> HookRun:
+        """One hook call: `stdin` (a payload, or raw text) in; `env` added to the controlled environment."""
         data = stdin if isinstance(stdin, str) else json.dumps(stdin)
-        done = subprocess.run([str(CLI), "hook", client, event], input=data, capture_output=True, text=True,
-                              env={**self.env, **env}, cwd=self.project, timeout=60, check=False)
+        done = subprocess.run(self.argv(client, event), input=data, capture_output=True, text=True,
+                              env={**self.env, **env}, cwd=self.project, timeout=TIMEOUT, check=False)
         return HookRun(done.returncode, done.stdout, done.stderr)
+
+    def start(self, client: str, event: str) -> subprocess.Popen[str]:
+        """A hook call left running, for tests of concurrent calls: write its stdin with `communicate`."""
+        return subprocess.Popen(self.argv(client, event), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.project)
+
+    @staticmethod
+    def argv(client: str, event: str) -> list[str]:
+        return [str(CLI), "hook", client, event]
 
     def call(self, client: str, fixture: str, **tool_input: Any) -> HookRun:
         """Run a fixture; the event is the part of its name before the first dash."""

@@ -3,11 +3,10 @@ modules, never the server stack (SQLAlchemy alone costs more than a hook's budge
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
-from hookrun import CLI, Hooks
+from hookrun import Hooks
 
 HEAVY = ("sqlalchemy", "anyio", "mcp", "jupyter_client", "httpx", "zmq", "tornado", "nbformat")
 
@@ -41,9 +40,8 @@ def test_the_console_script_answers_pre_and_post_tool_use_without_the_server_sta
     for event, fixture, used in (("PreToolUse", "PreToolUse-Bash", "context_kernel.security.deny"),
                                  ("PostToolUse", "PostToolUse-Read", "context_kernel.security.redact"),
                                  ("UserPromptSubmit", "UserPromptSubmit", "context_kernel.hooks.extract")):
-        done = subprocess.run([str(CLI), "hook", "claude-code", event], capture_output=True, text=True, timeout=60,
-                              input=json.dumps(hooks.payload("claude-code", fixture)), check=True,
-                              env={**hooks.env, "PYTHONPROFILEIMPORTTIME": "1"})
+        done = hooks.run("claude-code", event, hooks.payload("claude-code", fixture), PYTHONPROFILEIMPORTTIME="1")
+        assert done.returncode == 0, done.stderr
         names = imported(done.stderr)
         assert {"context_kernel.hooks.hook_cli", used} <= names, event
         assert heavy(names) == [], event

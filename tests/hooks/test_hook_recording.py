@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hookrun import Hooks
 
 from context_kernel.hooks.guide import routing_guide
+from context_kernel.security.redact import MIN_SECRET_LENGTH
 
 
 @pytest.mark.parametrize(("client", "fixture", "session", "neutral", "kind", "data"), [
@@ -34,6 +37,28 @@ def test_secrets_are_redacted_before_they_reach_the_spool(hooks: Hooks) -> None:
     assert row["type"] == "prompt"
     assert "sk-live-0123456789abcdef" not in row["data"] and "hunter2-long" not in row["data"]
     assert row["data"].startswith("Deploy with [REDACTED] and password=[REDACTED]")
+
+
+def test_a_prompt_clipped_in_the_middle_of_a_secret_leaves_no_part_of_it_in_the_spool(hooks: Hooks) -> None:
+    token = "sk-live-" + "0123456789abcdefghij" * 3
+    # The intent event keeps the first 300 characters: the token starts at 281 and is cut after 18 characters.
+    prompt = "x" * 280 + " " + token + " is the key, and export API_KEY=\"" + token + "\" too"
+    payload = {"session_id": "s1", "cwd": str(hooks.project), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    assert hooks.run("claude-code", "UserPromptSubmit", payload, DEPLOY_API_TOKEN=token).returncode == 0
+    rows = hooks.spool_rows()
+    assert [r["type"] for r in rows] == ["prompt"]
+    assert token[:MIN_SECRET_LENGTH] not in rows[0]["data"]
+
+
+def test_an_event_with_a_lone_surrogate_is_still_recorded(hooks: Hooks) -> None:
+    # JSON may escape a lone surrogate (\ud800); json.loads keeps it and UTF-8 cannot encode it, so
+    # the whole call's events were lost (logged as a failure).
+    payload = json.dumps({"session_id": "s1", "cwd": str(hooks.project), "hook_event_name": "PostToolUse",
+                          "tool_name": "Read", "tool_input": {"file_path": f"{hooks.project}/odd<lone>name.py"},
+                          "tool_response": {}}).replace("<lone>", "\\ud800")
+    assert hooks.run("claude-code", "PostToolUse", payload).returncode == 0
+    assert [(r["type"], r["data"]) for r in hooks.spool_rows()] == [("file_read", "odd?name.py")]
+    assert hooks.log_lines() == []
 
 
 def test_session_start_injects_the_routing_guide_and_records_the_directory(hooks: Hooks) -> None:

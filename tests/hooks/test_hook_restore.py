@@ -3,6 +3,8 @@ else with the first later hook answer that can carry text (Gemini has no compact
 
 from __future__ import annotations
 
+from typing import Any
+
 from hookrun import Hooks
 
 
@@ -37,3 +39,24 @@ def test_claude_code_restores_at_session_start_and_not_again(hooks: Hooks) -> No
     prompt = hooks.run("claude-code", "UserPromptSubmit", base)
     assert "session_snapshot" not in prompt.stdout
 
+
+def _vscode(hooks: Hooks, event: str, **fields: Any) -> dict[str, Any]:
+    # VS Code's common input (https://code.visualstudio.com/docs/agents/reference/hooks-reference):
+    # camelCase sessionId and hookEventName.
+    return {"timestamp": "2026-02-09T10:30:00.000Z", "cwd": str(hooks.project), "sessionId": "vs-1",
+            "hookEventName": event, "transcript_path": "/t.json", **fields}
+
+
+def test_vscode_running_claude_hooks_gets_the_snapshot_with_a_tool_call_not_a_prompt(hooks: Hooks) -> None:
+    # VS Code also runs .claude/settings.json hooks (same `context-kernel hook claude-code ...` command)
+    # but its UserPromptSubmit takes the common output only: context put there is dropped, and the
+    # one-time restore after PreCompact was spent on it.
+    read = _vscode(hooks, "PostToolUse", tool_name="read_file", tool_input={"filePath": str(hooks.project / "a.py")},
+                   tool_use_id="t1", tool_response="ok")
+    assert hooks.run("claude-code", "PostToolUse", read).returncode == 0
+    assert hooks.run("claude-code", "PreCompact", _vscode(hooks, "PreCompact", trigger="auto")).returncode == 0
+    prompt = hooks.run("claude-code", "UserPromptSubmit", _vscode(hooks, "UserPromptSubmit", prompt="go on"))
+    assert (prompt.returncode, prompt.stdout) == (0, "")
+    after = hooks.run("claude-code", "PostToolUse", read)
+    context = after.answer["hookSpecificOutput"]["additionalContext"]
+    assert "<session_snapshot" in context and "a.py" in context

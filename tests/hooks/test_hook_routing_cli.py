@@ -3,12 +3,14 @@ nudges once per session, and a broken input never breaks the agent."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hookrun import CLI, Hooks
+from hookrun import Hooks
 
 from context_kernel.security.deny import DenyRules
 
@@ -155,9 +157,7 @@ def test_concurrent_hooks_of_one_session_nudge_exactly_once(hooks: Hooks) -> Non
 
     data = json.dumps(hooks.payload("claude-code", "PreToolUse-Read"))
     with hooks.server_alive():
-        procs = [subprocess.Popen([str(CLI), "hook", "claude-code", "PreToolUse"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hooks.env)
-                 for _ in range(8)]
+        procs = [hooks.start("claude-code", "PreToolUse") for _ in range(8)]
         outputs = [p.communicate(data, timeout=60)[0] for p in procs]
     assert sorted(bool(out.strip()) for out in outputs) == [False] * 7 + [True]
 
@@ -201,7 +201,7 @@ def test_project_deny_rules_block_bash_and_our_tools_with_or_without_a_server(ho
         "allowed_code": None,
     }
     batch = [{"label": "status", "command": "git status"}, {"label": "clean", "command": "rm -rf build"}]
-    with hooks.server_alive() if alive else _nothing():
+    with hooks.server_alive() if alive else contextlib.nullcontext():
         answers = {
             "bash": hooks.call("claude-code", "PreToolUse-Bash", command="rm -rf build").answer,
             "code": hooks.call("claude-code", "PreToolUse-ctx_execute", code=code).answer,
@@ -248,12 +248,25 @@ def test_cursor_mcp_calls_to_our_tools_are_checked_against_the_deny_rules(hooks:
     assert run.answer == cursor_deny(denial(hooks, "check_code", "shell", "rm -rf build"))
 
 
-class _nothing:
-    def __enter__(self) -> None:
-        return None
+def test_a_command_that_overflows_the_parser_is_still_denied(hooks: Hooks) -> None:
+    hooks.deny("Bash(rm -rf *)")
+    payload = {"session_id": "s1", "cwd": str(hooks.project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "rm -rf ~/work; echo " + '"$(' * 3000}}
+    run = hooks.run("claude-code", "PreToolUse", payload)
+    assert run.returncode == 0
+    assert run.answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+
+def test_a_huge_command_is_answered_in_seconds(hooks: Hooks) -> None:
+    # A client waits for the hook (Claude Code: 60 s by default) and then runs the tool anyway.
+    hooks.deny("Bash(git push:*)")
+    with hooks.server_alive():
+        payload = {"session_id": "s1", "cwd": str(hooks.project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "echo '" + "data " * 300_000 + "' > blob.txt && git push"}}
+        started = time.perf_counter()
+        run = hooks.run("claude-code", "PreToolUse", payload)
+        assert time.perf_counter() - started < 20
+    assert run.answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 # --- never break the agent ---------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from context_kernel.hooks.shell_fetch import PrintingFetch, find_printing_fetch
@@ -81,3 +83,11 @@ def test_fetches_whose_body_reaches_the_terminal_are_found(command: str, tool: s
 @pytest.mark.parametrize("command", PASSES)
 def test_downloads_silent_checks_filters_and_non_fetches_are_not(command: str) -> None:
     assert find_printing_fetch(command) is None
+
+
+def test_a_printing_fetch_next_to_a_huge_line_is_found_quickly() -> None:
+    command = "echo '" + "a" * 1_500_000 + "' > blob.txt\ncurl https://example.com/docs"
+    started = time.perf_counter()
+    found = find_printing_fetch(command)
+    assert time.perf_counter() - started < 8
+    assert found is not None and found.url == "https://example.com/docs"

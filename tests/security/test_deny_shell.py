@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from context_kernel.security import DenyRules
@@ -121,3 +123,99 @@ def test_without_bash_rules_nothing_is_denied() -> None:
     rules = DenyRules.from_strings(["Read(./.env)", "WebFetch"])
     assert rules.check_shell("rm -rf /") is None
     assert rules.check_code("python", "import os; os.system('rm -rf /')") is None
+
+
+# --- found in review: ways around a Bash deny rule that the design says are covered ------------------
+# ("any denied segment denies"). In scope: what the shell resolves statically from the text of the
+# line (quoting, escapes, redirections, wrappers and shell options that hand the rest of the line to
+# another program). Out of scope, and documented in the review report: values computed at run time
+# (`$cmd`, `${IFS}`, `$(printf rm)`, brace expansion), argument reordering (`rm -fr` for `rm -rf *`,
+# `git -C . push`), programs that run a command and are not in the wrapper list (`watch`, `flock`,
+# `ssh`, `su -c`, `busybox`), and look-alike characters (they name another program, which the shell
+# does not find).
+
+@pytest.mark.parametrize(("rule", "command"), [
+    ("Bash(sudo:*)", "sudo rm -rf x"),
+    ("Bash(sudo *)", "sudo -u root ls"),
+    ("Bash(nohup:*)", "nohup make serve &"),
+    ("Bash(timeout 5 make)", "timeout 5 make"),
+    ("Bash(env:*)", "FOO=1 env BAR=2 python x.py"),
+])
+def test_a_rule_on_a_wrapper_denies_the_command_that_uses_the_wrapper(rule: str, command: str) -> None:
+    # Claude Code matches deny rules on the command as written as well as without its wrappers
+    # (https://code.claude.com/docs/en/permissions, "Wrappers"): `Bash(sudo:*)` must stop `sudo ...`.
+    denial = DenyRules.from_strings([rule]).check_shell(command)
+    assert denial is not None
+    assert denial.rule == rule
+
+
+@pytest.mark.parametrize("command", [
+    "ls | xargs rm -rf",
+    "xargs -0 -n 1 rm -rf < list",
+    "find . -print0 | xargs -0 -P 4 --max-args 2 rm -rf",
+    "xargs -I{} sh -c 'rm -rf {}' < list",
+    "find . -name build -exec rm -rf {} \\;",
+    "find . -name build -execdir rm -rf {} +",
+    "find . -ok rm -rf {} ';'",
+    "coproc rm -rf x",  # a keyword that runs the rest, like `time` and `!`
+])
+def test_xargs_find_exec_and_coproc_hand_their_command_to_the_rules(command: str) -> None:
+    assert RM.check_shell(command) is not None
+
+
+@pytest.mark.parametrize("command", ["ls | xargs echo rm -rf", "find . -name '*.py' -print", "find . -exec ls {} +"])
+def test_xargs_and_find_running_something_else_pass(command: str) -> None:
+    assert RM.check_shell(command) is None
+
+
+@pytest.mark.parametrize("command", [
+    "$'\\x72m' -rf x",  # ANSI-C hex escape
+    "$'\\162m' -rf x",  # ANSI-C octal escape
+    "$'r'm -rf x",  # ANSI-C quoting glued to plain text
+    "r$'m' -rf x",
+    "$\"rm\" -rf x",  # locale translation quoting
+    "rm $'-rf' x",
+])
+def test_ansi_c_and_locale_quoting_is_decoded_before_matching(command: str) -> None:
+    assert RM.check_shell(command) is not None
+
+
+@pytest.mark.parametrize("command", ["rm 2>/dev/null -rf x", "rm >out -rf x", "rm >| out -rf x", "rm > out -rf x"])
+def test_a_redirection_inside_a_command_does_not_hide_it(command: str) -> None:
+    assert RM.check_shell(command) is not None
+
+
+def test_an_exact_rule_matches_the_command_without_its_output_redirection() -> None:
+    # Claude Code strips output redirections before matching (docs above): `npm run build > log` is
+    # `npm run build`.
+    assert DenyRules.from_strings(["Bash(npm run build)"]).check_shell("npm run build > build.log 2>&1") is not None
+
+
+@pytest.mark.parametrize("command", [
+    "bash --norc -c 'rm -rf x'",
+    "bash --rcfile /dev/null -c 'rm -rf x'",
+    "bash -o errexit -c 'rm -rf x'",
+    "sh -O extglob -c 'rm -rf x'",
+    "bash -c -- 'rm -rf x'",
+    "bash -c -x 'rm -rf x'",
+    "bash +x -c 'rm -rf x'",
+])
+def test_shell_options_before_the_script_do_not_hide_it(command: str) -> None:
+    assert RM.check_shell(command) is not None
+
+
+def test_nesting_deeper_than_the_python_stack_still_denies() -> None:
+    # Past Python's recursion limit the parser raised RecursionError, which the hook answers
+    # neutrally: the denied `rm -rf x` in front of the nesting would have run.
+    command = "rm -rf x; echo " + '"$(' * 3000
+    assert RM.check_shell(command) is not None
+
+
+def test_a_long_quoted_argument_is_checked_in_linear_time() -> None:
+    # shlex builds a token one character at a time (quadratic): 1.5 MB in one quoted word took
+    # ~25 s, past a client's hook timeout, and a timed-out hook lets the command run.
+    command = "python3 -c '" + "x = 1\n" * 250_000 + "' && rm -rf build"
+    started = time.perf_counter()
+    denial = RM.check_shell(command)
+    assert time.perf_counter() - started < 8
+    assert denial is not None and denial.segment == "rm -rf build"

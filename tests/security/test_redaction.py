@@ -34,7 +34,8 @@ REDACTED_TEXT = [
     ("Authorization: Basic dXNlcjpwYXNz", f"Authorization: Basic {R}"),
     ("authorization: token123", f"authorization: {R}"),
     ("Authorization: Digest username=\"a\", response=\"b\"\nnext", f"Authorization: Digest {R}\nnext"),
-    ("curl -H \"Cookie: a=b\" -H 'Authorization: Basic xyz' -d x", f"curl -H \"Cookie: {R}\" -H 'Authorization: Basic {R}' -d x"),
+    ("curl -H \"Cookie: a=b\" -H 'Authorization: Basic xyz' -d x",
+     f"curl -H \"Cookie: {R}\" -H 'Authorization: Basic {R}' -d x"),
     ("Cookie: a=b; c=d", f"Cookie: {R}"),
     ("Set-Cookie: sid=1; Path=/; HttpOnly", f"Set-Cookie: {R}"),
     ("got Bearer abcdefghijk back", f"got Bearer {R} back"),
@@ -128,6 +129,46 @@ def test_secret_env_values_picks_secret_names_and_long_values() -> None:
         "MAX_TOKENS": "1000000",
     }
     assert secret_env_values(env) == ["wJalrXUtnFEMI", "ghp_123456", "hunter22"]
+
+
+# --- found in review: secrets that survived redaction in forms the spec lists ----------------------
+# (secret keys, secret env values). Event text is clipped (`text.clip`: the start kept, "…"
+# appended) before it is redacted, so a value often arrives without its closing quote, or cut short.
+
+SECRET = "s3cr3tVALUEabcdef"
+
+
+@pytest.mark.parametrize("text", [
+    f'token="{SECRET[:10]}…',
+    f"password='{SECRET[:10]}…",
+    f'{{"api_key": "{SECRET[:10]}…',
+    f"'password' => '{SECRET[:9]}…",
+    f'export API_KEY="{SECRET[:10]}…',
+    f'--password "{SECRET[:8]}…',
+    f"--password '{SECRET[:8]}…",
+    f'token="{SECRET}',  # a user's unbalanced quote, no clipping at all
+])
+def test_a_quoted_secret_without_its_closing_quote_is_redacted(text: str) -> None:
+    assert SECRET[:8] not in redact_text(text)
+
+
+def test_a_closed_quote_still_ends_the_redacted_value() -> None:
+    assert redact_text(f'token="{SECRET}" and more') == 'token="[REDACTED]" and more'
+
+
+def test_a_secret_value_cut_short_by_clipping_is_redacted() -> None:
+    out = redact_text(f"deploy with {SECRET[:12]}…", [SECRET])
+    assert SECRET[:6] not in out
+    assert out == "deploy with [REDACTED]…"
+
+
+def test_a_short_word_before_an_ellipsis_is_kept() -> None:
+    # Only a prefix of at least MIN_SECRET_LENGTH characters counts: "s3c…" is noise, not a secret.
+    assert redact_text("and s3c…", [SECRET]) == "and s3c…"
+
+
+def test_a_url_password_without_a_user_is_redacted() -> None:
+    assert SECRET not in redact_text(f"redis://:{SECRET}@cache:6379/0")
 
 
 # --- properties -------------------------------------------------------------------------------

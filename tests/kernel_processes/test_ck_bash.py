@@ -6,16 +6,12 @@ import os
 import select
 import shutil
 import signal
-import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
-from jupyter_client import AsyncKernelClient, AsyncKernelManager
+from kernel_harness import Cell, Kernel, StartKernel, stdout_has
 
 pytestmark = [
     pytest.mark.anyio,
@@ -24,96 +20,9 @@ pytestmark = [
 TIMEOUT = 30  # seconds for any one cell
 
 
-@dataclass
-class Kernel:
-    km: AsyncKernelManager
-    kc: AsyncKernelClient
-
-
-@dataclass
-class Cell:
-    streams: list[tuple[str, str]] = field(default_factory=list)
-    stream_times: list[float] = field(default_factory=list)  # monotonic arrival of each
-    error: dict[str, Any] | None = None
-    reply: dict[str, Any] = field(default_factory=dict)
-    ended: float = 0.0  # monotonic arrival of the idle status
-
-    def text(self, name: str) -> str:
-        return "".join(text for stream, text in self.streams if stream == name)
-
-    @property
-    def stdout(self) -> str:
-        return self.text("stdout")
-
-    @property
-    def stderr(self) -> str:
-        return self.text("stderr")
-
-
 @pytest.fixture
-async def kernel() -> AsyncIterator[Kernel]:
-    # a private ipc prefix: the default ("kernel-ipc" in the cwd) collides with other kernels
-    ipc_dir = tempfile.mkdtemp(prefix="ck-test-")
-    km = AsyncKernelManager(kernel_name="ck-bash", transport="ipc", ip=f"{ipc_dir}/k")
-    await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    try:
-        await kc.wait_for_ready(timeout=60)
-        yield Kernel(km, kc)
-    finally:
-        kc.stop_channels()
-        if km.has_kernel:  # (a test may have shut it down already)
-            await km.shutdown_kernel(now=False)
-        shutil.rmtree(ipc_dir, ignore_errors=True)
-
-
-async def run(
-    k: Kernel,
-    code: str,
-    metadata: dict[str, Any] | None = None,
-    interrupt_on: str | None = None,
-) -> Cell:
-    """Execute one cell; collect its iopub output up to idle and its execute_reply.
-
-    interrupt_on: interrupt the kernel (SIGINT, as jupyter_client does) as soon as this
-    text has been streamed.
-    """
-    content = {
-        "code": code,
-        "silent": False,
-        "store_history": True,
-        "user_expressions": {},
-        "allow_stdin": False,
-        "stop_on_error": True,
-    }
-    msg = k.kc.session.msg("execute_request", content, metadata=metadata or {})
-    k.kc.shell_channel.send(msg)
-    msg_id = msg["header"]["msg_id"]
-    cell = Cell()
-    interrupted = False
-    with anyio.fail_after(TIMEOUT):
-        while True:
-            m = await k.kc.get_iopub_msg()
-            if m["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind, body = m["msg_type"], m["content"]
-            if kind == "stream":
-                cell.streams.append((body["name"], body["text"]))
-                cell.stream_times.append(time.monotonic())
-                if interrupt_on and not interrupted and interrupt_on in cell.stdout:
-                    await k.km.interrupt_kernel()
-                    interrupted = True
-            elif kind == "error":
-                cell.error = body
-            elif kind == "status" and body["execution_state"] == "idle":
-                cell.ended = time.monotonic()
-                break
-        while True:
-            reply = await k.kc.get_shell_msg()
-            if reply["parent_header"].get("msg_id") == msg_id:
-                cell.reply = reply["content"]
-                return cell
+async def kernel(start_kernel: StartKernel) -> AsyncIterator[Kernel]:
+    yield await start_kernel("ck-bash", cell_timeout=TIMEOUT)
 
 
 def wait_gone(pid: int, timeout: float = 10) -> bool:
@@ -149,8 +58,7 @@ async def test_kernel_info_describes_bash(kernel: Kernel) -> None:
 async def test_cwd_variables_functions_and_aliases_persist_between_cells(
     kernel: Kernel, tmp_path: Path
 ) -> None:
-    setup = await run(
-        kernel,
+    setup = await kernel.run(
         f"""cd {tmp_path}
 export CK_EXPORTED=exported
 plain=plain
@@ -161,13 +69,13 @@ greet() {{
 alias shout='echo LOUD'""",
     )
     assert_ok(setup)
-    cell = await run(kernel, 'echo "$PWD $CK_EXPORTED $plain ${table[key]}"; greet you; shout')
+    cell = await kernel.run('echo "$PWD $CK_EXPORTED $plain ${table[key]}"; greet you; shout')
     assert_ok(cell)
     assert cell.stdout == f"{tmp_path} exported plain value\nhello you\nLOUD\n"
 
 
 async def test_stderr_is_a_separate_stream_from_stdout(kernel: Kernel) -> None:
-    cell = await run(kernel, "echo to-out; echo to-err >&2; echo more-out")
+    cell = await kernel.run("echo to-out; echo to-err >&2; echo more-out")
     assert_ok(cell)
     assert cell.stdout == "to-out\nmore-out\n"
     assert cell.stderr == "to-err\n"
@@ -176,20 +84,20 @@ async def test_stderr_is_a_separate_stream_from_stdout(kernel: Kernel) -> None:
 async def test_nonzero_exit_status_of_the_last_command_is_an_exit_code_error(
     kernel: Kernel,
 ) -> None:
-    cell = await run(kernel, "echo partial; ls /no/such/dir")
+    cell = await kernel.run("echo partial; ls /no/such/dir")
     assert_exit_code(cell, 2)
     assert cell.stdout == "partial\n"
     assert "No such file or directory" in cell.stderr
 
 
 async def test_grep_without_match_is_exit_code_1_with_no_stderr(kernel: Kernel) -> None:
-    cell = await run(kernel, "printf 'a\\nb\\n' | grep zzz")
+    cell = await kernel.run("printf 'a\\nb\\n' | grep zzz")
     assert_exit_code(cell, 1)
     assert cell.streams == []
 
 
 async def test_output_streams_while_the_cell_is_still_running(kernel: Kernel) -> None:
-    cell = await run(kernel, "for i in 1 2 3; do echo $i; sleep 0.4; done")
+    cell = await kernel.run("for i in 1 2 3; do echo $i; sleep 0.4; done")
     assert_ok(cell)
     assert cell.stdout == "1\n2\n3\n"
     assert len(cell.streams) >= 3
@@ -197,7 +105,7 @@ async def test_output_streams_while_the_cell_is_still_running(kernel: Kernel) ->
 
 
 async def test_a_flood_of_output_is_coalesced_into_few_messages(kernel: Kernel) -> None:
-    cell = await run(kernel, "yes | head -c 50000000")
+    cell = await kernel.run("yes | head -c 50000000")
     assert_ok(cell)
     assert len(cell.stdout) == 50_000_000
     assert set(cell.stdout) == {"y", "\n"}
@@ -207,82 +115,79 @@ async def test_a_flood_of_output_is_coalesced_into_few_messages(kernel: Kernel) 
 async def test_interrupt_stops_the_command_and_keeps_cwd_and_variables(
     kernel: Kernel, tmp_path: Path
 ) -> None:
-    assert_ok(await run(kernel, f"cd {tmp_path} && export CK_KEPT=yes && kept_plain=also"))
+    assert_ok(await kernel.run(f"cd {tmp_path} && export CK_KEPT=yes && kept_plain=also"))
     started = time.monotonic()
-    cell = await run(kernel, "echo started; sleep 100; echo after", interrupt_on="started")
+    cell = await kernel.run("echo started; sleep 100; echo after", interrupt_when=stdout_has("started"))
     assert time.monotonic() - started < 10
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
     assert cell.reply["status"] == "error" and cell.reply["ename"] == "KeyboardInterrupt"
     assert "after" not in cell.stdout
-    after = await run(kernel, 'echo "$PWD $CK_KEPT $kept_plain"')
+    after = await kernel.run('echo "$PWD $CK_KEPT $kept_plain"')
     assert after.stdout == f"{tmp_path} yes also\n"  # same shell: even plain variables
 
 
 async def test_interrupt_breaks_out_of_a_loop_of_builtins(kernel: Kernel) -> None:
-    cell = await run(
-        kernel, "echo started; while :; do :; done; echo after", interrupt_on="started"
-    )
+    cell = await kernel.run("echo started; while :; do :; done; echo after", interrupt_when=stdout_has("started"))
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
     assert "after" not in cell.stdout
-    assert (await run(kernel, "echo alive")).stdout == "alive\n"
+    assert (await kernel.run("echo alive")).stdout == "alive\n"
 
 
 async def test_a_command_ignoring_sigint_gets_the_shell_replaced_with_cwd_and_exports(
     kernel: Kernel, tmp_path: Path
 ) -> None:
-    assert_ok(await run(kernel, f"cd {tmp_path} && export CK_KEPT=yes"))
-    cell = await run(kernel, "trap '' INT; echo started; sleep 100", interrupt_on="started")
+    assert_ok(await kernel.run(f"cd {tmp_path} && export CK_KEPT=yes"))
+    cell = await kernel.run("trap '' INT; echo started; sleep 100", interrupt_when=stdout_has("started"))
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
     assert "new shell" in "\n".join(cell.error["traceback"])
-    after = await run(kernel, 'echo "$PWD $CK_KEPT"')
+    after = await kernel.run('echo "$PWD $CK_KEPT"')
     assert after.stdout == f"{tmp_path} yes\n"
 
 
 async def test_exit_inside_a_cell_is_reported_and_a_new_shell_keeps_cwd_and_exports(
     kernel: Kernel, tmp_path: Path
 ) -> None:
-    cell = await run(kernel, f"cd {tmp_path}; export CK_KEPT=yes; f() {{ :; }}; exit 3")
+    cell = await kernel.run(f"cd {tmp_path}; export CK_KEPT=yes; f() {{ :; }}; exit 3")
     assert_exit_code(cell, 3)
     assert "new shell" in "\n".join(cell.error["traceback"])  # type: ignore[index]
-    after = await run(kernel, 'echo "$PWD $CK_KEPT"; type -t f || echo no-function')
+    after = await kernel.run('echo "$PWD $CK_KEPT"; type -t f || echo no-function')
     assert after.stdout == f"{tmp_path} yes\nno-function\n"
 
 
 async def test_a_killed_shell_is_reported_and_replaced(kernel: Kernel) -> None:
-    cell = await run(kernel, "kill -9 $$")
+    cell = await kernel.run("kill -9 $$")
     assert_exit_code(cell, 128 + 9)
     assert "SIGKILL" in "\n".join(cell.error["traceback"])  # type: ignore[index]
-    assert (await run(kernel, "echo alive")).stdout == "alive\n"
+    assert (await kernel.run("echo alive")).stdout == "alive\n"
 
 
 async def test_set_e_stops_the_cell_at_the_first_failure(kernel: Kernel) -> None:
-    cell = await run(kernel, "set -e\necho before\nfalse\necho unreachable")
+    cell = await kernel.run("set -e\necho before\nfalse\necho unreachable")
     assert_exit_code(cell, 1)
     assert cell.stdout == "before\n"
-    after = await run(kernel, "false; echo errexit-did-not-leak")
+    after = await kernel.run("false; echo errexit-did-not-leak")
     assert after.stdout == "errexit-did-not-leak\n"
 
 
 async def test_set_x_traces_only_the_cell_that_sets_it(kernel: Kernel) -> None:
-    cell = await run(kernel, "set -x; echo traced")
+    cell = await kernel.run("set -x; echo traced")
     assert cell.stdout == "traced\n"
     assert cell.stderr.endswith("echo traced\n") and cell.stderr.count("\n") == 1
-    after = await run(kernel, "echo quiet")
+    after = await kernel.run("echo quiet")
     assert (after.stdout, after.stderr) == ("quiet\n", "")
 
 
 async def test_a_syntax_error_is_an_error_not_a_hang(kernel: Kernel) -> None:
-    cell = await run(kernel, "if then")
+    cell = await kernel.run("if then")
     assert_exit_code(cell, 2)
     assert cell.stderr.startswith("bash: line 1: syntax error near unexpected token")
-    unclosed = await run(kernel, 'echo "never closed')
+    unclosed = await kernel.run('echo "never closed')
     assert unclosed.error is not None
-    assert (await run(kernel, "echo alive")).stdout == "alive\n"
+    assert (await kernel.run("echo alive")).stdout == "alive\n"
 
 
 async def test_heredocs_functions_and_trailing_backslashes_work(kernel: Kernel) -> None:
-    cell = await run(
-        kernel,
+    cell = await kernel.run(
         """name=world
 cat <<EOF
 hello $name
@@ -305,39 +210,39 @@ echo tail \\""",
 
 
 async def test_output_without_trailing_newline_arrives_intact(kernel: Kernel) -> None:
-    cell = await run(kernel, "printf 'no newline'")
+    cell = await kernel.run("printf 'no newline'")
     assert_ok(cell)
     assert cell.stdout == "no newline"
 
 
 async def test_output_that_looks_like_an_end_marker_is_plain_output(kernel: Kernel) -> None:
     fake = "\n".join(f"{'0' * 12}:{n} 0" for n in range(1, 40)) + "\n__CK_DONE__ 0\n"
-    cell = await run(kernel, f"printf '%s' '{fake}'; printf '%s' '{fake}' >&2; false")
+    cell = await kernel.run(f"printf '%s' '{fake}'; printf '%s' '{fake}' >&2; false")
     assert_exit_code(cell, 1)  # the real status, not any printed one
     assert cell.stdout == fake and cell.stderr == fake
 
 
 async def test_invalid_utf8_output_becomes_replacement_characters(kernel: Kernel) -> None:
-    cell = await run(kernel, "printf '\\xff\\xfe'; printf 'ok\\n'")
+    cell = await kernel.run("printf '\\xff\\xfe'; printf 'ok\\n'")
     assert_ok(cell)
     assert cell.stdout == "\ufffd\ufffdok\n"
 
 
 async def test_a_character_split_across_writes_stays_whole(kernel: Kernel) -> None:
-    cell = await run(kernel, "printf '\\xc3'; sleep 0.2; printf '\\xa9\\n'")
+    cell = await kernel.run("printf '\\xc3'; sleep 0.2; printf '\\xa9\\n'")
     assert cell.stdout == "\u00e9\n"
 
 
 async def test_commands_reading_stdin_get_eof_instead_of_hanging(kernel: Kernel) -> None:
-    cell = await run(kernel, 'cat; read -r line; echo "read status $?"')
+    cell = await kernel.run('cat; read -r line; echo "read status $?"')
     assert_ok(cell)
     assert cell.stdout == "read status 1\n"
 
 
 async def test_a_cell_closing_its_fds_does_not_break_the_next_cell(kernel: Kernel) -> None:
-    await run(kernel, "exec 0<&- 1>&- 2>&-; echo into-the-void")
-    await run(kernel, "exec >/dev/null 2>&1")
-    cell = await run(kernel, "echo back; echo err-back >&2")
+    await kernel.run("exec 0<&- 1>&- 2>&-; echo into-the-void")
+    await kernel.run("exec >/dev/null 2>&1")
+    cell = await kernel.run("echo back; echo err-back >&2")
     assert_ok(cell)
     assert (cell.stdout, cell.stderr) == ("back\n", "err-back\n")
 
@@ -345,12 +250,12 @@ async def test_a_cell_closing_its_fds_does_not_break_the_next_cell(kernel: Kerne
 async def test_a_cell_closing_every_fd_gets_a_new_shell_and_the_next_cell_runs(
     kernel: Kernel, tmp_path: Path
 ) -> None:
-    assert_ok(await run(kernel, f"cd {tmp_path}"))
-    cell = await run(kernel, 'for fd in {3..255}; do eval "exec $fd>&-"; done 2>/dev/null; echo g')
+    assert_ok(await kernel.run(f"cd {tmp_path}"))
+    cell = await kernel.run('for fd in {3..255}; do eval "exec $fd>&-"; done 2>/dev/null; echo g')
     assert_ok(cell)  # bash lost its own input: the cell still counts, the shell is replaced
     assert cell.stdout == "g\n"
     assert "new shell" in cell.stderr
-    after = await run(kernel, "echo $PWD")
+    after = await kernel.run("echo $PWD")
     assert after.stdout == f"{tmp_path}\n"
 
 
@@ -359,8 +264,7 @@ async def test_file_path_metadata_defines_the_file_variables(
 ) -> None:
     target = tmp_path / "notes file.txt"
     target.write_text("line one\nline 'two'\n")
-    cell = await run(
-        kernel,
+    cell = await kernel.run(
         'echo "$FILE_CONTENT_PATH|$file_path"; printf %s "$FILE_CONTENT"',
         metadata={"context_kernel": {"file_path": str(target)}},
     )
@@ -369,14 +273,14 @@ async def test_file_path_metadata_defines_the_file_variables(
 
 
 async def test_shutdown_kills_the_shell_and_its_background_jobs(kernel: Kernel) -> None:
-    cell = await run(kernel, "sleep 1000 & echo $$ $!")
+    cell = await kernel.run("sleep 1000 & echo $$ $!")
     bash_pid, job_pid = map(int, cell.stdout.split())
-    await kernel.km.shutdown_kernel(now=False)
+    await kernel.stop()
     assert wait_gone(bash_pid) and wait_gone(job_pid)
 
 
 async def test_the_shell_dies_with_a_killed_kernel(kernel: Kernel) -> None:
-    bash_pid = int((await run(kernel, "echo $$")).stdout)
-    kernel_pid = kernel.km.provisioner.pid  # type: ignore[union-attr]
+    bash_pid = int((await kernel.run("echo $$")).stdout)
+    kernel_pid = kernel.pid
     os.kill(kernel_pid, signal.SIGKILL)  # the kernel alone, not its process group
     assert wait_gone(bash_pid)

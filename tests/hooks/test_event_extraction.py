@@ -11,6 +11,7 @@ import pytest
 
 from context_kernel.hooks.extract import classify_prompt, events_from
 from context_kernel.hooks.model import CATEGORIES, Event, HookCall
+from context_kernel.hooks.shell_commands import shell_events
 
 
 def events(payload: dict) -> list[Event]:
@@ -74,6 +75,10 @@ def test_a_commit_made_with_a_heredoc_records_its_subject_line() -> None:
 def test_cd_branch_and_push_in_one_command_are_three_environment_events() -> None:
     assert pairs(cc.BASH_BRANCH) == [
         ("cwd", "src"), ("git", "checkout -b fix/rounding"), ("git", "push -u origin fix/rounding")]
+
+
+def test_cd_dash_is_recorded_as_the_previous_directory_not_home() -> None:
+    assert [(e.type, e.data) for e in shell_events("cd - && make", "/p")] == [("cwd", "-")]
 
 
 def test_read_only_git_commands_are_not_recorded() -> None:
@@ -245,6 +250,19 @@ def test_questions_and_plain_requests_are_not_decisions(text: str) -> None:
 def test_only_the_sentences_that_decide_are_kept() -> None:
     kind, sentences = classify_prompt("Why is this slow? Let's use a dict for the lookup.\nThen rerun it.")
     assert (kind, sentences) == ("decision", ["Let's use a dict for the lookup."])
+
+
+@pytest.mark.parametrize("prompt", ["Never mind.", "Never mind, I'll look at it myself.", "never  mind that"])
+def test_never_mind_is_not_a_decision(prompt: str) -> None:
+    assert classify_prompt(prompt) == (None, [])
+
+
+@pytest.mark.parametrize(("prompt", "kind"), [
+    ("Never commit to main.", "decision"),
+    ("Never mind, let's use pytest.", "decision"),  # the decision is the second half
+])
+def test_never_still_starts_a_rule(prompt: str, kind: str) -> None:
+    assert classify_prompt(prompt)[0] == kind
 
 
 def test_extraction_imports_only_the_standard_library() -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import pytest
 
@@ -60,7 +64,8 @@ def test_spool_lines_are_ingested_once_and_indexed_for_search(tmp_path: Path) ->
     memory = Memory(engine=open_engine(database_path(home)), home=home)
     assert memory.ingest() == {"sess-1": 2}
     assert memory.ingest() == {}  # the spool was consumed
-    assert [e.data for e in memory.events("sess-1")] == ["src/parser.py", "use sqlite instead of postgres for the cache"]
+    assert [e.data for e in memory.events("sess-1")] == ["src/parser.py",
+                                                          "use sqlite instead of postgres for the cache"]
     knowledge = KnowledgeRepository(memory.engine)
     source = knowledge.get_source(source_label("sess-1"))
     assert source is not None and source.chunk_count == 2
@@ -101,6 +106,60 @@ def test_a_file_being_taken_by_a_live_process_is_left_alone(tmp_path: Path) -> N
     (folder / f"abc.1.{parent}.taking").write_text(line + "\n")
     memory = Memory(engine=open_engine(database_path(home)), home=home)
     assert memory.ingest() == {}
+
+
+# A hook appending to the spool while the server drains it must not lose its event (found in review).
+# The interleaving is forced, not hoped for: a trace function stops the appending thread right after
+# it opened the spool file (the real `spool.append`, nothing replaced), the main thread drains and
+# deletes what it took, then the appender goes on.
+
+def _pause_after_open(opened: threading.Event, resume: threading.Event) -> Any:
+    lines, first = inspect.getsourcelines(spool.append)
+    open_line = first + next(i for i, line in enumerate(lines) if "os.open(" in line)
+
+    def local(frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line" and frame.f_lineno > open_line and not opened.is_set():
+            opened.set()
+            resume.wait(30)
+        return local
+
+    def tracer(frame: FrameType, event: str, arg: object) -> Any:
+        return local if frame.f_code is spool.append.__code__ else None
+
+    return tracer
+
+
+def _drain_all(home: Path) -> list[str]:
+    found = []
+    for taken, rows in spool.drain(home):
+        found += [row["data"] for row in rows]
+        taken.unlink()  # what `memory.ingest` does once the rows are committed
+    return found
+
+
+def test_an_event_appended_while_the_spool_is_drained_is_kept(tmp_path: Path) -> None:
+    spool.append(tmp_path, "claude-code", "s1", [Event("file_read", "files", "a.py")])
+    opened, resume = threading.Event(), threading.Event()
+    tracer = _pause_after_open(opened, resume)
+
+    def append_late() -> None:
+        sys.settrace(tracer)
+        try:
+            spool.append(tmp_path, "claude-code", "s1", [Event("file_edit", "files", "b.py")])
+        finally:
+            sys.settrace(None)
+
+    writer = threading.Thread(target=append_late)
+    writer.start()
+    try:
+        assert opened.wait(30)
+        drained = _drain_all(tmp_path)
+    finally:
+        resume.set()
+        writer.join(30)
+    assert not writer.is_alive()
+    drained += _drain_all(tmp_path)
+    assert sorted(drained) == ["a.py", "b.py"]
 
 
 def test_liveness_is_per_project_and_ignores_dead_servers(tmp_path: Path) -> None:
