@@ -42,7 +42,8 @@ def test_tool_layer_uses_no_sql_kernels_or_http_libraries() -> None:
 def test_only_the_cli_reads_the_environment() -> None:
     offenders = [
         str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-        if p.name != "cli.py" and p.relative_to(PACKAGE).parts[0] != "kernel_processes"  # kernel processes are not the server
+        # kernel processes are separate programs, not the server
+        if p.name != "cli.py" and p.relative_to(PACKAGE).parts[0] != "kernel_processes"
         and ("os.environ" in p.read_text() or "os.getenv" in p.read_text())
     ]
     assert offenders == []

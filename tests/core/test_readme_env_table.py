@@ -148,7 +148,8 @@ def test_the_scan_sees_every_way_the_code_reads_a_variable() -> None:
         "    env.get(HOME_VAR)\n"
     )
     assert names_read(source) == {
-        "NAMED_BY_A_CONSTANT", "A_DIR", "B_DIR", "GET", "ITEM", "IN", "NOT_IN", "OS_GET", "GETENV", "SETDEFAULT", "HELPER",
+        "NAMED_BY_A_CONSTANT", "A_DIR", "B_DIR", "GET", "ITEM", "IN", "NOT_IN", "OS_GET", "GETENV", "SETDEFAULT",
+        "HELPER",
     }
 
 

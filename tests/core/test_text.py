@@ -45,6 +45,7 @@ def test_memory_and_reply_stay_bounded_whatever_is_fed(chunks: list[str], budget
 
 
 def test_ansi_codes_are_stripped_from_tracebacks() -> None:
-    tb = ["\x1b[0;31mZeroDivisionError\x1b[0m", "", "\x1b[1;32m----> 1\x1b[0m 1/0", "ZeroDivisionError: division by zero"]
+    tb = ["\x1b[0;31mZeroDivisionError\x1b[0m", "", "\x1b[1;32m----> 1\x1b[0m 1/0",
+          "ZeroDivisionError: division by zero"]
     assert compact_traceback(tb) == "ZeroDivisionError\n----> 1 1/0\nZeroDivisionError: division by zero"
     assert strip_ansi("\x1b]0;title\x07plain") == "plain"

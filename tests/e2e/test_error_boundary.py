@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from pathlib import Path
 
 import pytest
 from mcp.client.client import Client

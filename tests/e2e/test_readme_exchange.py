@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
-
 from tests.conftest import text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCK = re.compile(r"<!-- exchange:(call|reply) -->\s*\n```([\w-]*)\n(.*?)\n```", re.DOTALL)

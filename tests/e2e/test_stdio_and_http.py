@@ -135,12 +135,13 @@ def _wait_gone(pids: list[int], timeout: float) -> list[int]:
 
 
 CLIENT_SCRIPT = """
-import sys, anyio
+import os, sys, anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 async def main():
-    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    # The SDK passes a server only a few safe variables unless told: CONTEXT_KERNEL_HOME must reach it.
+    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:], env=dict(os.environ))
     async with Client(params) as c:
         r1 = await c.call_tool("ctx_execute", {"language": "python",
                                                "code": "import os; print(os.getppid(), os.getpid())"})

@@ -94,12 +94,14 @@ GUIDE = "context-kernel is on."
 
 
 @pytest.mark.parametrize(("client", "event", "expected"), [
-    ("claude-code", "SessionStart", {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": GUIDE}}),
+    ("claude-code", "SessionStart",
+     {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": GUIDE}}),
     ("gemini", "SessionStart", {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": GUIDE}}),
     ("codex", "SessionStart", {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": GUIDE}}),
     ("copilot", "SessionStart", {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": GUIDE}}),
     ("cursor", "sessionStart", {"additional_context": GUIDE}),
-    ("claude-code", "PostToolUse", {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": GUIDE}}),
+    ("claude-code", "PostToolUse",
+     {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": GUIDE}}),
     ("gemini", "AfterTool", {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": GUIDE}}),
     ("gemini", "BeforeAgent", {"hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": GUIDE}}),
     ("claude-code", "PreCompact", {"systemMessage": GUIDE}),

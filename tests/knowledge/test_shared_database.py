@@ -36,7 +36,7 @@ def test_two_processes_write_and_search_one_database_at_once(tmp_path: Path) -> 
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), name], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for name in ("alpha", "beta")]
     outs = [p.communicate(timeout=120) for p in procs]
-    for proc, (out, err) in zip(procs, outs):
+    for proc, (out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0 and out.strip() == "ok", err
     db = Database.open(path)
     try:

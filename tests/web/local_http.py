@@ -80,7 +80,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
         pass
 
     def do_GET(self) -> None:

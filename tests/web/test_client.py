@@ -208,7 +208,7 @@ async def test_when_one_vetted_address_refuses_the_next_one_is_tried(server: Loc
 async def test_a_name_with_any_refused_address_is_refused_whole(server: LocalServer) -> None:
     resolver = StagedResolver({"mixed.test": [["127.0.0.1", "169.254.169.254"]]})
     async with SafeFetcher(resolver=resolver) as fetcher:
-        with pytest.raises(FetchBlocked, match="169.254.169.254"):
+        with pytest.raises(FetchBlocked, match=r"169\.254\.169\.254"):
             await fetcher.fetch(server.url("/page", host="mixed.test"))
     assert server.seen == []
 
