@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_kernel.security.shell import commands, normalize, split_commands
+from context_kernel.shell import commands, normalize, split_commands
 
 SPLITS = [
     ("echo hi && rm -rf /tmp/x", ["echo hi", "rm -rf /tmp/x"]),

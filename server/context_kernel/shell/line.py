@@ -15,7 +15,7 @@ kept too (`Command.outer`), so a rule on the wrapper itself (`Bash(sudo:*)`) sti
 command given to `find -exec` is opened like a `bash -c` body.
 
 Where a quote or substitution ends, how a piece is cut into words and what a word reads once
-unquoted (`$'…'` decoded too) live in :mod:`context_kernel.security.bash_words`.
+unquoted (`$'…'` decoded too) live in :mod:`context_kernel.shell.words`.
 
 Limits, on purpose (this is a guard against accidents and sloppy agents, not a sandbox):
 - heredoc bodies are split like commands, so text inside `cat <<EOF` can be denied (over-denies,
@@ -33,7 +33,7 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from context_kernel.security.bash_words import (
+from .words import (
     _end_ansi,
     _end_backtick,
     _end_double,
@@ -45,7 +45,7 @@ from context_kernel.security.bash_words import (
     words_of,
 )
 
-# unquote and words_of are part of this module's surface (re-exported from bash_words).
+# unquote and words_of are part of this module's surface (re-exported from words).
 __all__ = ["MAX_DEPTH", "Command", "commands", "normalize", "split_commands", "unquote", "words_of"]
 
 MAX_DEPTH = 32

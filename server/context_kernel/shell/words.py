@@ -1,7 +1,7 @@
 """The words of a bash command line: where a quote or substitution ends, a piece cut into words,
 and a word with its quoting removed (standard library only: the hooks import it).
 
-`security.shell` cuts a line into simple commands with these scanners and normalises each one;
+`shell.line` cuts a line into simple commands with these scanners and normalises each one;
 the rules for quoting are bash's (bash manual, "Quoting": https://www.gnu.org/software/bash/manual/bash.html#Quoting).
 Every scanner returns the index just past its closer, or the end of the text when the closer is
 missing, so an unclosed quote or substitution swallows the rest of the line, as in the shell.
