@@ -4,7 +4,7 @@ In scope: what the shell resolves statically from the text of the line (quoting,
 wrappers and shell options that hand the rest of the line to another program). Out of scope, and
 documented in the review report: values computed at run time (`$cmd`, `${IFS}`, `$(printf rm)`,
 brace expansion), argument reordering (`rm -fr` for `rm -rf *`, `git -C . push`), programs that
-run a command and are not in the wrapper list (`watch`, `flock`, `ssh`, `su -c`, `busybox`), and
+run a command and are not in the wrapper list (`watch`, `ssh`, `su -c`, `busybox`), and
 look-alike characters (they name another program, which the shell does not find).
 """
 
@@ -87,6 +87,30 @@ def test_an_exact_rule_matches_the_command_without_its_output_redirection() -> N
 ])
 def test_shell_options_before_the_script_do_not_hide_it(command: str) -> None:
     assert RM.check_shell(command) is not None
+
+
+@pytest.mark.parametrize("command", [
+    "ionice --class 3 rm -rf x",  # long options of a known wrapper
+    "chrt -o 0 rm -rf x",
+    "taskset -c 0 rm -rf x",
+    "setsid -f rm -rf x",
+    "stdbuf --output L rm -rf x",
+    "flock -w 3 /tmp/lock rm -rf x",
+    "flock /tmp/lock -c 'cd / && rm -rf x'",
+])
+def test_util_linux_wrappers_hand_their_command_to_the_rules(command: str) -> None:
+    assert RM.check_shell(command) is not None
+
+
+@pytest.mark.parametrize("command", [
+    # An apostrophe in a heredoc body opened a quote that swallowed the rest of the line.
+    "cat > notes.md <<'EOF'\nIt's done\nEOF\nrm -rf x",
+    # The same inside $( ): Claude Code's way of writing a commit message.
+    "git commit -m \"$(cat <<'EOF'\nDon't crash on an empty cart\nEOF\n)\" && rm -rf x",
+])
+def test_an_apostrophe_in_a_heredoc_does_not_hide_the_next_command(command: str) -> None:
+    denial = RM.check_shell(command)
+    assert denial is not None and denial.segment == "rm -rf x"
 
 
 def test_nesting_deeper_than_the_python_stack_still_denies() -> None:

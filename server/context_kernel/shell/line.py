@@ -1,39 +1,55 @@
-"""Splitting a shell command line into the simple commands it would run (standard library only).
+"""A shell command line as the simple commands it would run (standard library only).
 
 Deny rules are matched per simple command, the way Claude Code matches them: a rule such as
 `Bash(rm -rf *)` must deny `echo hi && rm -rf x` even though the whole line starts with `echo`.
 So a line is cut on the control operators `&&`, `||`, `;`, `;;`, `|`, `|&`, `&` and newlines,
 outside quotes; `$(...)`, backticks (nested too), `<(...)` and `>(...)` are cut out and split on
-their own; subshell parentheses and `{ ...; }` groups are taken apart; the bodies of `bash -c '...'`
-(and sh, zsh, dash, ksh) and of `eval` are split again.
+their own; subshell parentheses and `{ ...; }` groups are taken apart; heredoc bodies are set aside
+(`<<EOF`, `<<-EOF`, quoted delimiters; also inside `$(...)`); the bodies of `bash -c '...'` (and sh,
+zsh, dash, ksh), of `eval`, of `find -exec ... ;` and of `flock FILE -c '...'` are split again.
 
 Each piece is then normalised (:func:`normalize`): leading `VAR=value` assignments, redirections
-(wherever they stand), the wrappers `sudo`, `env`, `command`, `builtin`, `exec`, `time`, `nohup`,
-`nice`, `timeout`, `xargs` and the keywords `if then else elif do while until ! coproc` are dropped, and
-whitespace outside quotes is collapsed to one space. The command as written with its wrappers is
-kept too (`Command.outer`), so a rule on the wrapper itself (`Bash(sudo:*)`) still matches; the
-command given to `find -exec` is opened like a `bash -c` body.
+(wherever they stand), the wrappers `sudo`, `doas`, `env`, `command`, `builtin`, `exec`, `time`,
+`nohup`, `nice`, `timeout`, `stdbuf`, `ionice`, `chrt`, `taskset`, `setsid`, `flock`, `xargs` (with
+the options of each that take a value, and the operand some take before the command: timeout's
+duration, taskset's mask, chrt's priority, flock's lock file) and the keywords
+`if then else elif do while until ! coproc` are dropped, and whitespace outside quotes is collapsed
+to one space. The command as written with its wrappers is kept too (`Command.outer`), so a rule on
+the wrapper itself (`Bash(sudo:*)`) still matches.
 
-Where a quote or substitution ends, how a piece is cut into words and what a word reads once
-unquoted (`$'…'` decoded too) live in :mod:`context_kernel.shell.words`.
+What each :class:`Command` tells besides its words: its redirections (`Command.redirects`, and
+:meth:`Command.stdout_to_file`), the bodies of its heredocs, which pipeline it belongs to and at
+which stage, where it stands (`origin`: on the line itself, in a script handed to another shell, in
+a substitution whose output is captured, or on a line of a heredoc body), the command that runs its
+script (`parent`), and whether a quote or substitution in it was left open (`unterminated`).
 
-Limits, on purpose (this is a guard against accidents and sloppy agents, not a sandbox):
-- heredoc bodies are split like commands, so text inside `cat <<EOF` can be denied (over-denies,
-  never under-denies: `bash <<EOF` bodies *are* commands);
+Where a quote, substitution or heredoc ends, how a piece is cut into words and what a word reads
+once unquoted (`$'…'` decoded too) live in :mod:`context_kernel.shell.words`.
+
+Limits, on purpose (this is a guard against accidents and sloppy agents, not a sandbox, and a
+reader of what an agent ran, not an interpreter):
+- heredoc bodies are also split like commands by default (`heredoc_lines=True`), so text inside
+  `cat <<EOF` can be denied (over-denies, never under-denies: `bash <<EOF` bodies *are* commands);
+  they come with `origin="heredoc"`, and a body fed to a shell is not told apart from one fed to cat;
+- a group's pipe or redirection (`(a; b) | c`, `{ a; } > f`) belongs to its last pipeline only;
 - `case ... in a) ...` patterns confuse the parenthesis matching inside `$(...)`;
 - anything computed at run time (`$cmd`, `"r""m"` is handled but `$(printf rm)` is not resolved,
   aliases, functions defined earlier, scripts run from files) cannot be seen;
-- programs that run a command but are not wrappers here (`watch`, `flock`, `setsid`, `chroot`,
-  `ssh`, `su -c`, `busybox`, `parallel`) are matched as themselves.
+- programs that run a command but are not wrappers here (`watch`, `chroot`, `ssh`, `su -c`,
+  `busybox`, `parallel`) are matched as themselves.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from itertools import count
+from typing import Literal
 
 from .words import (
+    _closed,
     _end_ansi,
     _end_backtick,
     _end_double,
@@ -41,22 +57,60 @@ from .words import (
     _end_single,
     _inside,
     _unescape_backtick,
+    heredoc_bodies,
+    heredoc_operator,
     unquote,
     words_of,
 )
 
 # unquote and words_of are part of this module's surface (re-exported from words).
-__all__ = ["MAX_DEPTH", "Command", "commands", "normalize", "split_commands", "unquote", "words_of"]
+__all__ = ["MAX_DEPTH", "Command", "Origin", "Redirect", "commands", "normalize", "split_commands", "unquote",
+           "words_of"]
 
 MAX_DEPTH = 32
 """Nesting depth ($(...) inside bash -c inside ...) past which the rest is flattened (quotes and
 substitution syntax dropped, then split once more) instead of parsed: it is still checked."""
 
+Origin = Literal["line", "script", "substitution", "heredoc"]
+"""Where a command stands: on the line itself (subshells and groups included); in a script another
+program runs (`bash -c`, `eval`, `find -exec`, `flock -c`); inside `$(...)`, backticks, `<(...)` or
+`>(...)`, whose output the shell captures or hands over as a file; on a line of a heredoc body (text
+fed to a program, split as commands only so that deny rules see it). The outermost of these wins in
+this order, heredoc first: a substitution inside a script is a substitution."""
+
+_RANK: dict[str, int] = {"line": 0, "script": 1, "substitution": 2, "heredoc": 3}
+
+
+def _within(outer: Origin, inner: Origin) -> Origin:
+    return inner if _RANK[inner] > _RANK[outer] else outer
+
+
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh"})
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "coproc", "{", "(", "}", ")"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
-_REDIRECTION = re.compile(r"\d*(?:[<>]&?|&>>?|>>|>\||<>|<<<?)")
-_REDIRECTION_WITH_TARGET = re.compile(r"\d*(?:[<>]&?|&>>?|>>|>\||<<<?).+")
+# A redirection word: an optional descriptor, the operator (longest first), and its target when glued.
+_REDIRECTION = re.compile(r"(\d*)(&>>|&>|>>|>\||>&|<<<|<<-|<<|<&|<>|>|<)(.*)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One redirection of a simple command (`2>/dev/null` is fd "2", op ">", target "/dev/null")."""
+
+    op: str
+    """`>`, `>>`, `>|`, `&>`, `&>>`, `>&`, `<`, `<&`, `<>`, `<<`, `<<-` or `<<<`."""
+    target: str
+    """The word after it, quotes removed: a file, a descriptor (`>&2`), a heredoc's delimiter."""
+    fd: str = ""
+    """The descriptor written before the operator; "" when there is none (stdout for `>`)."""
+
+    def sends_stdout_to_file(self) -> bool:
+        """Whether this sends descriptor 1 somewhere else than where it was going: `> f`, `>> f`,
+        `1> f`, `&> f`, `>& f`. Duplicating it onto another descriptor (`>&2`) does not count."""
+        if self.op in ("&>", "&>>"):
+            return True
+        if self.fd not in ("", "1"):
+            return False
+        return self.op in (">", ">>", ">|") or (self.op == ">&" and not self.target.isdigit())
 
 
 @dataclass(frozen=True)
@@ -66,10 +120,36 @@ class Command:
     text: str
     """Words joined by one space, quotes kept: what a rule is shown against."""
     words: tuple[str, ...]
-    """The words with shell quoting removed (`r"m"` -> `rm`)."""
+    """The words with shell quoting removed (`r"m"` -> `rm`), without wrappers and redirections."""
     outer: tuple[Command, ...] = ()
     """The same command with the wrappers that were dropped (`sudo rm x`, for `rm x`), outermost
-    first: a rule on a wrapper (`Bash(sudo:*)`) must match them."""
+    first: a rule on a wrapper (`Bash(sudo:*)`) must match them. Only their text and words are set."""
+    redirects: tuple[Redirect, ...] = ()
+    """Its redirections, wherever they stood, in order."""
+    heredocs: tuple[str, ...] = ()
+    """The bodies of its `<<` / `<<-` heredocs, in order (what the program reads on stdin)."""
+    origin: Origin = "line"
+    """Where it stands (see :data:`Origin`)."""
+    pipeline: int = 0
+    """Which pipeline it belongs to: a number shared by the stages of one pipeline (`a | b`) and by
+    nothing else in the same :func:`commands` answer."""
+    stage: int = 0
+    """Its place in that pipeline, from 0: in `a | b | c`, `c` is stage 2."""
+    parent: Command | None = field(default=None, repr=False, compare=False)
+    """For a command of a script (`origin` script, or deeper inside one): the command that runs the
+    script (`bash -c '...'`, `find ... -exec`); None on the line itself."""
+    unterminated: bool = False
+    """A quote or substitution in its piece has no closer, so it ran to the end of the text (where
+    bash would refuse the line)."""
+
+    @property
+    def program(self) -> str:
+        """The first word without its directory (`/usr/bin/git` -> `git`); "" for no words."""
+        return self.words[0].rsplit("/", 1)[-1] if self.words else ""
+
+    def stdout_to_file(self) -> bool:
+        """Whether a redirection of its own sends its standard output away (see :class:`Redirect`)."""
+        return any(r.sends_stdout_to_file() for r in self.redirects)
 
     def forms(self) -> tuple[str, ...]:
         """The spellings a deny rule is matched against: as written, unquoted, and with the
@@ -82,41 +162,57 @@ class Command:
 
 def split_commands(command: str) -> list[str]:
     """The raw pieces of `command`: top-level pieces first in order, then those found nested
-    inside each (substitutions, subshells). `bash -c` bodies are opened by :func:`commands`."""
-    out: list[str] = []
-    _split(command, out, 0)
-    return [piece for piece in out if piece.strip()]
+    inside each (substitutions, subshells, heredoc bodies). `bash -c` bodies are opened by
+    :func:`commands`."""
+    out: list[_Piece] = []
+    _split(command, out, 0, "line", count(), True)
+    return [piece.text for piece in out]
 
 
-def commands(command: str) -> list[Command]:
-    """Every simple command `command` would run, normalised, `bash -c`/`eval` bodies included."""
+def commands(command: str, *, heredoc_lines: bool = True) -> list[Command]:
+    """Every simple command `command` would run, normalised, `bash -c`/`eval` bodies included.
+
+    With `heredoc_lines=False` heredoc bodies are only text of the command that reads them
+    (`Command.heredocs`), not also commands of their own (`origin="heredoc"`)."""
     result: list[Command] = []
+    ids = count()
     try:
-        _collect(command, result, 0)
+        _collect(command, result, 0, "line", None, ids, heredoc_lines)
     except RecursionError:
         # Quotes and substitutions nested deeper than Python's stack (`"$("$(`… thousands of times):
         # the hook would answer neutrally and let a denied command through, so check the flattened
         # pieces instead (no quotes, no substitution syntax left: nothing recurses).
-        result = [c for c in map(normalize, _flatten(command)) if c is not None]
+        result = _flat_commands(command, "line", None, ids)
     return result
 
 
-def _collect(command: str, result: list[Command], depth: int) -> None:
-    for piece in split_commands(command):
-        cmd = normalize(piece)
-        if cmd is None:
+def _collect(command: str, result: list[Command], depth: int, origin: Origin, parent: Command | None,
+             ids: Iterator[int], heredoc_lines: bool) -> None:
+    pieces: list[_Piece] = []
+    _split(command, pieces, 0, origin, ids, heredoc_lines)
+    for piece in pieces:
+        normal = normalize(piece.text)
+        if normal is None:
             continue
+        cmd = replace(normal, heredocs=tuple(piece.heredocs), origin=piece.origin, pipeline=piece.pipeline,
+                      stage=piece.stage, parent=parent, unterminated=piece.unterminated)
         result.append(cmd)
+        inner = _within(cmd.origin, "script")
         for body in _inner_scripts(cmd.words):
             if depth < MAX_DEPTH:
-                _collect(body, result, depth + 1)
+                _collect(body, result, depth + 1, inner, cmd, ids, heredoc_lines)
             else:
-                result.extend(c for c in map(normalize, _flatten(body)) if c is not None)
+                result.extend(_flat_commands(body, inner, cmd, ids))
+
+
+def _flat_commands(body: str, origin: Origin, parent: Command | None, ids: Iterator[int]) -> list[Command]:
+    found = (normalize(piece) for piece in _flatten(body))
+    return [replace(c, origin=origin, pipeline=next(ids), parent=parent) for c in found if c is not None]
 
 
 def _inner_scripts(words: tuple[str, ...]) -> list[str]:
-    """Scripts a command hands to another shell: `bash -c BODY`, `bash -lc BODY`, `eval ARGS`, and the
-    commands `find -exec/-execdir/-ok/-okdir CMD ;` runs."""
+    """Scripts a command hands to another shell: `bash -c BODY`, `bash -lc BODY`, `eval ARGS`, the
+    commands `find -exec/-execdir/-ok/-okdir CMD ;` runs, and `flock FILE -c BODY`."""
     if not words:
         return []
     program = words[0].rsplit("/", 1)[-1]
@@ -124,6 +220,8 @@ def _inner_scripts(words: tuple[str, ...]) -> list[str]:
         return [" ".join(words[1:])]
     if program == "find":
         return _find_commands(words)
+    if program == "flock":  # its options come before the lock file, so a -c after it is the command
+        return [words[j + 1] for j in range(2, len(words) - 1) if words[j] in ("-c", "--command")][:1]
     if program in _SHELLS:
         # bash [--long-opts] [-abc… | +abc…] [-o opt] [-O shopt] [--] [-c] BODY: with -c anywhere among
         # the options, BODY is the first word after all of them (`bash -c -x 'rm x'` runs `rm x`).
@@ -166,17 +264,47 @@ def _find_commands(words: tuple[str, ...]) -> list[str]:
 # --- splitting -----------------------------------------------------------------------------
 
 
-def _split(text: str, out: list[str], depth: int) -> None:
-    """Cut `text` on control operators; nested substitutions are split into `out` as found."""
+@dataclass
+class _Piece:
+    """A raw simple command as cut from the text, with what the cutting learnt about it."""
+
+    text: str
+    origin: Origin
+    pipeline: int
+    stage: int
+    heredocs: list[str]
+    """Filled when the bodies are read, after the line that opened them (the piece may be cut before)."""
+    unterminated: bool
+
+
+def _split(text: str, out: list[_Piece], depth: int, origin: Origin, ids: Iterator[int], heredoc_lines: bool) -> None:
+    """Cut `text` on control operators; nested substitutions and heredoc bodies are split into `out`
+    after the pieces of `text` itself."""
     current: list[str] = []
-    nested: list[str] = []
+    nested: list[tuple[str, Origin]] = []
+    heredocs: list[str] = []  # the bodies of the current piece's heredocs
+    pending: list[tuple[str, bool, list[str]]] = []  # heredocs whose bodies start after the next newline
+    open_ended = False
+    pipeline, stage = next(ids), 0
+    arithmetic = 0  # inside `(( ... ))`, `<<` is a shift
     i, n = 0, len(text)
 
-    def cut() -> None:
+    def cut(operator: str) -> None:
+        """End the current piece; `|` and `|&` continue its pipeline, a parenthesis ("") leaves it be,
+        any other operator starts a new one."""
+        nonlocal heredocs, open_ended, pipeline, stage
         piece = "".join(current).strip()
         if piece:
-            out.append(piece)
+            out.append(_Piece(piece, origin, pipeline, stage, heredocs, open_ended))
         current.clear()
+        heredocs, open_ended = [], False
+        if operator in ("|", "|&"):
+            stage += 1
+        elif operator:
+            pipeline, stage = next(ids), 0
+
+    def substitution(body: str) -> None:
+        nested.append((body, "substitution"))
 
     at_word_start = True
     while i < n:
@@ -191,28 +319,43 @@ def _split(text: str, out: list[str], depth: int) -> None:
             continue
         if c == "'":
             end = _end_single(text, i + 1)
+            open_ended = open_ended or not _closed(text, i + 1, end, "'")
             current.append(text[i:end])
             i, at_word_start = end, False
             continue
         if c == "$" and text.startswith("$'", i):  # ANSI-C quoting: backslash escapes, no expansion
             end = _end_ansi(text, i + 2)
+            open_ended = open_ended or not _closed(text, i + 2, end, "'")
             current.append(text[i:end])
             i, at_word_start = end, False
             continue
         if c == '"':
-            end = _end_double(text, i + 1, nested)
+            inside: list[str] = []
+            end = _end_double(text, i + 1, inside)
+            nested.extend((body, "substitution") for body in inside)
+            open_ended = open_ended or not _closed(text, i + 1, end, '"')
             current.append(text[i:end])
             i, at_word_start = end, False
             continue
         if c == "`":
             end = _end_backtick(text, i + 1)
-            nested.append(_unescape_backtick(_inside(text, i + 1, end, "`")))
+            substitution(_unescape_backtick(_inside(text, i + 1, end, "`")))
+            open_ended = open_ended or not _closed(text, i + 1, end, "`")
+            current.append(text[i:end])
+            i, at_word_start = end, False
+            continue
+        if c == "<" and not arithmetic and text.startswith("<<", i):
+            found = None if text.startswith("<<<", i) else heredoc_operator(text, i)
+            end = i + 3 if found is None and text.startswith("<<<", i) else (i + 2 if found is None else found[2])
+            if found is not None:
+                pending.append((found[0], found[1], heredocs))
             current.append(text[i:end])
             i, at_word_start = end, False
             continue
         if c in "$<>" and text.startswith("(", i + 1):  # $( ), <( ), >( )
             end = _end_paren(text, i + 2)
-            nested.append(_inside(text, i + 2, end, ")"))
+            substitution(_inside(text, i + 2, end, ")"))
+            open_ended = open_ended or not _closed(text, i + 2, end, ")")
             current.append(text[i:end])
             i, at_word_start = end, False
             continue
@@ -221,8 +364,15 @@ def _split(text: str, out: list[str], depth: int) -> None:
                 i += 1
             continue
         if c == "\n" or c == ";":
-            cut()
+            cut(c)
             i, at_word_start = i + 1, True
+            if c == "\n" and pending:
+                bodies, i = heredoc_bodies(text, i, [(delimiter, tabs) for delimiter, tabs, _ in pending])
+                for (_, _, owner), body in zip(pending, bodies, strict=True):
+                    owner.append(body)
+                    if heredoc_lines:
+                        nested.append((body, "heredoc"))
+                pending.clear()
             continue
         if c == "|":
             prev = text[i - 1] if i else ""
@@ -230,8 +380,9 @@ def _split(text: str, out: list[str], depth: int) -> None:
                 current.append(c)
                 i += 1
                 continue
-            cut()
-            i += 2 if text.startswith(("||", "|&"), i) else 1
+            operator = "|&" if text.startswith("|&", i) else ("||" if text.startswith("||", i) else "|")
+            cut(operator)
+            i += len(operator)
             at_word_start = True
             continue
         if c == "&":
@@ -240,23 +391,29 @@ def _split(text: str, out: list[str], depth: int) -> None:
                 current.append(c)
                 i += 1
                 continue
-            cut()
-            i += 2 if text.startswith("&&", i) else 1
+            operator = "&&" if text.startswith("&&", i) else "&"
+            cut(operator)
+            i += len(operator)
             at_word_start = True
             continue
         if c in "()":  # subshells and function bodies: their insides are commands of their own
-            cut()
+            if text.startswith("((", i):
+                arithmetic += 1
+            elif text.startswith("))", i) and arithmetic:
+                arithmetic -= 1
+            cut("")
             i, at_word_start = i + 1, True
             continue
         current.append(c)
         at_word_start = c in " \t"
         i += 1
-    cut()
-    for body in nested:
+    cut("")
+    for body, kind in nested:
+        inner = _within(origin, kind)
         if depth < MAX_DEPTH:
-            _split(body, out, depth + 1)
+            _split(body, out, depth + 1, inner, ids, heredoc_lines)
         else:
-            out.extend(_flatten(body))
+            out.extend(_Piece(piece, inner, next(ids), 0, [], False) for piece in _flatten(body))
 
 
 _HANDOVER = re.compile(r"(?<![\w/-])(?:eval|(?:\S*/)?(?:ba|z|da|k|a|mk)?sh\s+(?:-\w+\s+)*?-\w*c\w*)(?=\s)")
@@ -275,14 +432,17 @@ def _flatten(body: str) -> list[str]:
 
 def normalize(piece: str) -> Command | None:
     """Drop assignments, redirections, wrappers and keywords at the start (redirections anywhere);
-    None if nothing is left. The wrapped forms are kept in `outer`."""
+    None if nothing is left. The wrapped forms are kept in `outer`, the redirections in `redirects`."""
     raw = words_of(piece)
     wrapped: list[list[str]] = []
+    redirects: list[Redirect] = []
     while raw:
         head = raw[0]
-        if _REDIRECTION.fullmatch(head):  # a bare operator (`>`, `>|`): its target is the next word
-            raw = raw[2:]
-        elif head in _KEYWORDS or _ASSIGNMENT.match(head) or _REDIRECTION_WITH_TARGET.fullmatch(head):
+        found = _redirection(raw, 0)
+        if found is not None:
+            redirects.append(found[0])
+            raw = raw[found[1]:]
+        elif head in _KEYWORDS or _ASSIGNMENT.match(head):
             raw = raw[1:]
         else:
             stripped = _strip_wrapper(raw)
@@ -290,35 +450,51 @@ def normalize(piece: str) -> Command | None:
                 break
             wrapped.append(raw)
             raw = stripped
-    inner = _command(raw)
-    if inner is None:
+    kept = _without_redirections(raw, redirects)
+    if not kept:
         return None
-    outer = tuple(c for c in map(_command, wrapped) if c is not None)
-    return replace(inner, outer=outer) if outer else inner
+    outer = tuple(c for c in (_plain(_without_redirections(w, [])) for w in wrapped) if c is not None)
+    return Command(text=" ".join(kept), words=tuple(unquote(w) for w in kept), outer=outer,
+                   redirects=tuple(redirects))
 
 
-def _command(raw: list[str]) -> Command | None:
+def _plain(kept: list[str]) -> Command | None:
+    return Command(text=" ".join(kept), words=tuple(unquote(w) for w in kept)) if kept else None
+
+
+def _redirection(raw: list[str], i: int) -> tuple[Redirect, int] | None:
+    """The redirection at `raw[i]` and how many words it takes (2 when its target is the next word)."""
+    match = _REDIRECTION.fullmatch(raw[i])
+    if match is None:
+        return None
+    fd, op, target = match.groups()
+    if target:
+        return Redirect(op, unquote(target), fd), 1
+    return Redirect(op, unquote(raw[i + 1]) if i + 1 < len(raw) else "", fd), 2
+
+
+def _without_redirections(raw: list[str], redirects: list[Redirect]) -> list[str]:
     # Redirections may stand anywhere (`rm 2>/dev/null -rf x`); Claude Code matches rules on the
     # command without them (its CHANGELOG, 1.0.123: "`Bash(python:*)` matches `python script.py >
     # output.txt`", https://github.com/anthropics/claude-code), so they go wherever they are.
     kept: list[str] = []
     i = 0
     while i < len(raw):
-        if _REDIRECTION.fullmatch(raw[i]):
-            i += 2
-        elif _REDIRECTION_WITH_TARGET.fullmatch(raw[i]):
-            i += 1
-        else:
+        found = _redirection(raw, i)
+        if found is None:
             kept.append(raw[i])
             i += 1
+        else:
+            redirects.append(found[0])
+            i += found[1]
     while kept and kept[-1] in ("}", ")"):
         kept = kept[:-1]
-    if not kept:
-        return None
-    return Command(text=" ".join(kept), words=tuple(unquote(w) for w in kept))
+    return kept
 
 
-# Options of each wrapper that take a separate argument (`sudo -u root rm` -> `rm`).
+# Options of each wrapper that take a separate argument (`sudo -u root rm` -> `rm`), as their --help
+# lists them (sudo, env, timeout, nice, stdbuf and xargs from GNU coreutils/findutils and sudo; ionice,
+# chrt, taskset, setsid and flock from util-linux).
 _WRAPPERS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"}),
     "doas": frozenset({"-u", "-C"}),
@@ -330,12 +506,21 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nohup": frozenset(),
     "nice": frozenset({"-n", "--adjustment"}),
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
+    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
+    # -p/-P/-u act on running processes (nothing is run); -t (--ignore) takes no value.
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"}),
+    "chrt": frozenset({"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}),
+    "taskset": frozenset(),
+    "setsid": frozenset(),
+    # flock reads its options before the lock file only (`flock FILE -n cmd` runs `-n`).
+    "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
     # xargs runs its arguments as a command (Claude Code strips a bare xargs; with options it is as much a wrapper).
     "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
                         "--max-procs", "--max-chars", "--process-slot-var"}),
 }
+# Operands between a wrapper's options and its command: timeout's duration, taskset's mask or CPU
+# list, flock's lock file; chrt's priority is skipped only when it is a number.
+_OPERANDS = {"timeout": 1, "taskset": 1, "flock": 1}
 
 
 def _strip_wrapper(raw: list[str]) -> list[str] | None:
@@ -360,6 +545,9 @@ def _strip_wrapper(raw: list[str]) -> list[str] | None:
             rest = rest[2:] if word in takes_arg else rest[1:]
         else:
             break
-    if name == "timeout" and rest:  # the duration comes before the command
+    rest = rest[_OPERANDS.get(name, 0):]
+    if name == "chrt" and rest and unquote(rest[0]).isdigit():
         rest = rest[1:]
+    if name == "flock" and rest and unquote(rest[0]) in ("-c", "--command"):
+        return None  # `flock FILE -c 'script'`: the script is opened like a `bash -c` body
     return rest

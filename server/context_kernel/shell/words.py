@@ -14,10 +14,15 @@ import re
 # --- where a quote or substitution ends ----------------------------------------------------
 
 
+def _closed(text: str, start: int, end: int, closer: str) -> bool:
+    """Whether the quote or substitution opened just before `start` and scanned to `end` found its closer."""
+    return end > start and text[end - 1] == closer
+
+
 def _inside(text: str, start: int, end: int, closer: str) -> str:
     """The body between an opener ending at `start` and its closer just before `end` (if any:
     an unclosed substitution runs to the end of the text and is still checked)."""
-    return text[start:end - 1] if end > start and text[end - 1] == closer else text[start:end]
+    return text[start:end - 1] if _closed(text, start, end, closer) else text[start:end]
 
 
 def _end_single(text: str, i: int) -> int:
@@ -79,12 +84,26 @@ def _unescape_backtick(body: str) -> str:
 
 
 def _end_paren(text: str, i: int) -> int:
-    """Index just past the `)` closing a `(` opened before `i`; the end of text if unbalanced."""
+    """Index just past the `)` closing a `(` opened before `i`; the end of text if unbalanced.
+    Heredoc bodies inside are stepped over (an apostrophe in one is text, not a quote)."""
     n, depth = len(text), 1
+    pending: list[tuple[str, bool]] = []
     while i < n:
         c = text[i]
         if c == "\\":
             i += 2
+            continue
+        if c == "<" and depth == 1 and text.startswith("<<", i):  # deeper: `$((1 << 2))` is arithmetic
+            found = None if text.startswith("<<<", i) else heredoc_operator(text, i)
+            if found is None:
+                i += 3 if text.startswith("<<<", i) else 2
+            else:
+                pending.append(found[:2])
+                i = found[2]
+            continue
+        if c == "\n" and pending:
+            i = heredoc_bodies(text, i + 1, pending, in_substitution=True)[1]
+            pending.clear()
             continue
         if c == "'":
             i = _end_single(text, i + 1)
@@ -103,6 +122,63 @@ def _end_paren(text: str, i: int) -> int:
                 return i + 1
         i += 1
     return n
+
+
+# --- heredocs ------------------------------------------------------------------------------
+
+_WORD_BREAK = frozenset(" \t\r\n;&|<>()")
+
+
+def heredoc_operator(text: str, i: int) -> tuple[str, bool, int] | None:
+    """At a `<<` (at index `i`, not `<<<`): the delimiter with its quotes removed, whether leading
+    tabs are stripped (`<<-`), and the index just past the delimiter word; None when no word follows."""
+    n = len(text)
+    j = i + 2
+    strip_tabs = text.startswith("-", j)
+    j += strip_tabs
+    while j < n and text[j] in " \t":
+        j += 1
+    start = j
+    while j < n and text[j] not in _WORD_BREAK:
+        c = text[j]
+        if c == "\\":
+            j += 2
+        elif c == "'":
+            j = _end_single(text, j + 1)
+        elif c == "$" and text.startswith("$'", j):
+            j = _end_ansi(text, j + 2)
+        elif c == '"':
+            j = _end_double(text, j + 1, [])
+        else:
+            j += 1
+    j = min(j, n)
+    return (unquote(text[start:j]), strip_tabs, j) if j > start else None
+
+
+def heredoc_bodies(text: str, i: int, pending: list[tuple[str, bool]],
+                   in_substitution: bool = False) -> tuple[list[str], int]:
+    """The bodies of the heredocs `pending` ((delimiter, strip tabs) each, in order), read from index
+    `i` (just past the newline ending the line that opened them), and the index just past the last
+    delimiter line. A missing delimiter ends a body at the end of the text, as in bash (which warns).
+    Inside `$( … )` bash also ends a body at a line `EOF)`: the returned index is then at that `)`."""
+    bodies: list[str] = []
+    n = len(text)
+    for delimiter, strip_tabs in pending:
+        lines: list[str] = []
+        while i < n:
+            newline = text.find("\n", i)
+            stop = n if newline < 0 else newline
+            line = text[i:stop].lstrip("\t") if strip_tabs else text[i:stop]
+            if line == delimiter:
+                i = stop + 1 if newline >= 0 else n
+                break
+            if in_substitution and line.startswith(delimiter) and line[len(delimiter):].startswith(")"):
+                i = stop - len(line) + len(delimiter)
+                break
+            lines.append(line)
+            i = stop + 1 if newline >= 0 else n
+        bodies.append("\n".join(lines))
+    return bodies, i
 
 
 # --- words ---------------------------------------------------------------------------------
