@@ -121,6 +121,16 @@ def test_scripts_given_to_another_shell_are_opened(line: str, inner: str) -> Non
     assert inner in [c.text for c in commands(line)]
 
 
+@pytest.mark.parametrize("line", ["bash <<'EOF'\nrm -rf x\nEOF", "sh -s -- a b <<EOF\nrm -rf x\nEOF",
+                                  "sudo bash - <<EOF\nrm -rf x\nEOF"])
+def test_a_heredoc_given_to_a_shell_is_its_script(line: str) -> None:
+    assert ("rm -rf x", "script") in [(c.text, c.origin) for c in commands(line, heredoc_lines=False)]
+
+
+def test_a_heredoc_given_to_a_shell_with_a_script_file_or_c_is_input() -> None:
+    assert [c.origin for c in commands("bash run.sh <<EOF\nrm -rf x\nEOF", heredoc_lines=False)] == ["line"]
+
+
 def test_a_script_file_argument_is_not_a_script_body() -> None:
     assert [c.text for c in commands("bash deploy.sh -c 'rm -rf x'")] == ["bash deploy.sh -c 'rm -rf x'"]
 
@@ -142,7 +152,7 @@ def test_a_heredoc_body_belongs_to_the_command_that_reads_it() -> None:
     [cat, ls] = commands("cat <<-'EOF' > out.txt\n\tone\n\ttwo\n\tEOF\nls", heredoc_lines=False)
     assert (cat.heredocs, cat.redirects) == (("one\ntwo",), (Redirect("<<-", "EOF"), Redirect(">", "out.txt")))
     assert ls.text == "ls"
-    both = commands("sh -s <<A <<'B'\necho one\nA\necho two\nB")
+    both = commands("cat <<A <<'B'\necho one\nA\necho two\nB")
     assert both[0].heredocs == ("echo one", "echo two")
     assert [(c.text, c.origin) for c in both[1:]] == [("echo one", "heredoc"), ("echo two", "heredoc")]
     # bash also ends a heredoc inside $( ) at `EOF)`
@@ -188,9 +198,17 @@ def test_pipelines_stages_origins_and_parents() -> None:
     assert [c.origin for c in commands("bash -c 'x=$(curl y)'")] == ["line", "substitution"]
 
 
-def test_an_open_quote_or_substitution_marks_its_command() -> None:
-    assert [(c.text, c.unterminated) for c in commands("ls; curl 'https://a.io/x")] == [
-        ("ls", False), ("curl 'https://a.io/x", True)]
+def test_a_group_passes_its_redirections_to_its_commands() -> None:
+    got = commands("{ a; { b; } 2>/dev/null; } > f\n(c; d) >> g\ne")
+    assert [(c.text, [(r.fd, r.op, r.target) for r in c.redirects]) for c in got] == [
+        ("a", [("", ">", "f")]), ("b", [("2", ">", "/dev/null"), ("", ">", "f")]),
+        ("c", [("", ">>", "g")]), ("d", [("", ">>", "g")]), ("e", [])]
+
+
+def test_an_open_quote_or_substitution_marks_its_line() -> None:
+    # bash refuses the whole line (earlier lines still run)
+    assert [(c.text, c.unterminated) for c in commands("pwd\nls; curl 'https://a.io/x")] == [
+        ("pwd", False), ("ls", True), ("curl 'https://a.io/x", True)]
     assert [c.unterminated for c in commands('echo "$(date)" `pwd` $(id)')] == [False, False, False, False]
     assert commands("echo $(date")[0].unterminated
 

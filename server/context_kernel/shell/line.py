@@ -31,7 +31,8 @@ reader of what an agent ran, not an interpreter):
 - heredoc bodies are also split like commands by default (`heredoc_lines=True`), so text inside
   `cat <<EOF` can be denied (over-denies, never under-denies: `bash <<EOF` bodies *are* commands);
   they come with `origin="heredoc"`, and a body fed to a shell is not told apart from one fed to cat;
-- a group's pipe or redirection (`(a; b) | c`, `{ a; } > f`) belongs to its last pipeline only;
+- a pipe out of a group (`(a; b) | c`) continues its last pipeline only (`b | c`; `a` is left
+  alone); a group's redirections (`{ a; b; } > f`) do reach every command in it;
 - `case ... in a) ...` patterns confuse the parenthesis matching inside `$(...)`;
 - anything computed at run time (`$cmd`, `"r""m"` is handled but `$(printf rm)` is not resolved,
   aliases, functions defined earlier, scripts run from files) cannot be seen;
@@ -90,6 +91,7 @@ _KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!"
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 # A redirection word: an optional descriptor, the operator (longest first), and its target when glued.
 _REDIRECTION = re.compile(r"(\d*)(&>>|&>|>>|>\||>&|<<<|<<-|<<|<&|<>|>|<)(.*)", re.DOTALL)
+_REDIRECTION_START = frozenset("0123456789<>&")
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ class Command:
     """The same command with the wrappers that were dropped (`sudo rm x`, for `rm x`), outermost
     first: a rule on a wrapper (`Bash(sudo:*)`) must match them. Only their text and words are set."""
     redirects: tuple[Redirect, ...] = ()
-    """Its redirections, wherever they stood, in order."""
+    """Its redirections, wherever they stood, in order; then those of the groups around it
+    (`{ a; } > f`, `(a; b) > f`)."""
     heredocs: tuple[str, ...] = ()
     """The bodies of its `<<` / `<<-` heredocs, in order (what the program reads on stdin)."""
     origin: Origin = "line"
@@ -139,8 +142,8 @@ class Command:
     """For a command of a script (`origin` script, or deeper inside one): the command that runs the
     script (`bash -c '...'`, `find ... -exec`); None on the line itself."""
     unterminated: bool = False
-    """A quote or substitution in its piece has no closer, so it ran to the end of the text (where
-    bash would refuse the line)."""
+    """Its line leaves a quote or substitution open (it runs to the end of the text): bash would
+    refuse that whole line, this command included."""
 
     @property
     def program(self) -> str:
@@ -191,14 +194,15 @@ def _collect(command: str, result: list[Command], depth: int, origin: Origin, pa
     pieces: list[_Piece] = []
     _split(command, pieces, 0, origin, ids, heredoc_lines)
     for piece in pieces:
-        normal = normalize(piece.text)
-        if normal is None:
+        parts = _normalized(piece.text)
+        if parts is None:
             continue
-        cmd = replace(normal, heredocs=tuple(piece.heredocs), origin=piece.origin, pipeline=piece.pipeline,
-                      stage=piece.stage, parent=parent, unterminated=piece.unterminated)
+        kept, redirects, outer = parts
+        cmd = Command(" ".join(kept), tuple(unquote(w) for w in kept), outer, (*redirects, *piece.group_redirects),
+                      tuple(piece.heredocs), piece.origin, piece.pipeline, piece.stage, parent, piece.unterminated)
         result.append(cmd)
         inner = _within(cmd.origin, "script")
-        for body in _inner_scripts(cmd.words):
+        for body in _inner_scripts(cmd):
             if depth < MAX_DEPTH:
                 _collect(body, result, depth + 1, inner, cmd, ids, heredoc_lines)
             else:
@@ -210,9 +214,11 @@ def _flat_commands(body: str, origin: Origin, parent: Command | None, ids: Itera
     return [replace(c, origin=origin, pipeline=next(ids), parent=parent) for c in found if c is not None]
 
 
-def _inner_scripts(words: tuple[str, ...]) -> list[str]:
-    """Scripts a command hands to another shell: `bash -c BODY`, `bash -lc BODY`, `eval ARGS`, the
-    commands `find -exec/-execdir/-ok/-okdir CMD ;` runs, and `flock FILE -c BODY`."""
+def _inner_scripts(cmd: Command) -> list[str]:
+    """Scripts a command hands to another shell: `bash -c BODY`, `bash -lc BODY`, a heredoc given to
+    a shell reading its script from stdin (`bash <<EOF`, `sh -s <<EOF`), `eval ARGS`, the commands
+    `find -exec/-execdir/-ok/-okdir CMD ;` runs, and `flock FILE -c BODY`."""
+    words = cmd.words
     if not words:
         return []
     program = words[0].rsplit("/", 1)[-1]
@@ -225,7 +231,8 @@ def _inner_scripts(words: tuple[str, ...]) -> list[str]:
     if program in _SHELLS:
         # bash [--long-opts] [-abc… | +abc…] [-o opt] [-O shopt] [--] [-c] BODY: with -c anywhere among
         # the options, BODY is the first word after all of them (`bash -c -x 'rm x'` runs `rm x`).
-        has_c, i = False, 1
+        has_c = has_s = False
+        i = 1
         while i < len(words):
             word = words[i]
             if word == "--":
@@ -235,11 +242,14 @@ def _inner_scripts(words: tuple[str, ...]) -> list[str]:
                 i += 2 if word in _SHELL_LONG_WITH_VALUE else 1
             elif word[:1] in "-+" and len(word) > 1:
                 has_c = has_c or (word[0] == "-" and "c" in word[1:])
+                has_s = has_s or (word[0] == "-" and "s" in word[1:])
                 i += 2 if word[-1] in "oO" else 1  # -o/-O (+o/+O) take the next word
             else:
                 break  # the first operand: the body with -c, else a script file
-        if has_c and i < len(words):
-            return [words[i]]
+        if has_c:
+            return [words[i]] if i < len(words) else []
+        if has_s or i == len(words) or words[i] == "-":  # the script is read from stdin
+            return list(cmd.heredocs)
     return []
 
 
@@ -275,6 +285,8 @@ class _Piece:
     heredocs: list[str]
     """Filled when the bodies are read, after the line that opened them (the piece may be cut before)."""
     unterminated: bool
+    group_redirects: list[Redirect] = field(default_factory=list)
+    """The redirections of the groups around it (`{ a; } > f`, `(a) > f`), filled when they close."""
 
 
 def _split(text: str, out: list[_Piece], depth: int, origin: Origin, ids: Iterator[int], heredoc_lines: bool) -> None:
@@ -287,15 +299,26 @@ def _split(text: str, out: list[_Piece], depth: int, origin: Origin, ids: Iterat
     open_ended = False
     pipeline, stage = next(ids), 0
     arithmetic = 0  # inside `(( ... ))`, `<<` is a shift
+    groups: list[list[_Piece]] = []  # the pieces of each open `( … )` / `{ …; }`, outermost first
+    closed: list[_Piece] = []  # the pieces of a group just closed: the next piece holds its redirections
+    line_start = len(out)  # the first piece of the current line
     i, n = 0, len(text)
 
     def cut(operator: str) -> None:
         """End the current piece; `|` and `|&` continue its pipeline, a parenthesis ("") leaves it be,
         any other operator starts a new one."""
-        nonlocal heredocs, open_ended, pipeline, stage
+        nonlocal heredocs, open_ended, pipeline, stage, closed
         piece = "".join(current).strip()
+        if closed and piece:
+            redirects: list[Redirect] = []
+            _without_redirections(words_of(piece), redirects)
+            for member in closed:
+                member.group_redirects.extend(redirects)
+        closed = []
         if piece:
             out.append(_Piece(piece, origin, pipeline, stage, heredocs, open_ended))
+            for group in groups:
+                group.append(out[-1])
         current.clear()
         heredocs, open_ended = [], False
         if operator in ("|", "|&"):
@@ -363,9 +386,16 @@ def _split(text: str, out: list[_Piece], depth: int, origin: Origin, ids: Iterat
             while i < n and text[i] != "\n":
                 i += 1
             continue
+        if c in "{}" and (i + 1 == n or text.startswith(_GROUP_END, i + 1)) and _command_starts(current):
+            if c == "{":  # a brace group, where a command starts
+                groups.append([])
+            elif groups:
+                closed = groups.pop()
         if c == "\n" or c == ";":
             cut(c)
             i, at_word_start = i + 1, True
+            if c == "\n":
+                line_start = len(out)
             if c == "\n" and pending:
                 bodies, i = heredoc_bodies(text, i, [(delimiter, tabs) for delimiter, tabs, _ in pending])
                 for (_, _, owner), body in zip(pending, bodies, strict=True):
@@ -402,18 +432,33 @@ def _split(text: str, out: list[_Piece], depth: int, origin: Origin, ids: Iterat
             elif text.startswith("))", i) and arithmetic:
                 arithmetic -= 1
             cut("")
+            if c == "(":
+                groups.append([])
+            elif groups:
+                closed = groups.pop()
             i, at_word_start = i + 1, True
             continue
         current.append(c)
         at_word_start = c in " \t"
         i += 1
     cut("")
+    if out[line_start:] and out[-1].unterminated:  # bash refuses the whole line, not only that piece
+        for piece in out[line_start:]:
+            piece.unterminated = True
     for body, kind in nested:
         inner = _within(origin, kind)
         if depth < MAX_DEPTH:
             _split(body, out, depth + 1, inner, ids, heredoc_lines)
         else:
             out.extend(_Piece(piece, inner, next(ids), 0, [], False) for piece in _flatten(body))
+
+
+_GROUP_END = (" ", "\t", "\n", ";", "&", "|", ")", "<", ">")
+
+
+def _command_starts(current: list[str]) -> bool:
+    """Whether a reserved word (`{`, `}`) would be one here: nothing but keywords before it."""
+    return all(word in _KEYWORDS for word in "".join(current).split())
 
 
 _HANDOVER = re.compile(r"(?<![\w/-])(?:eval|(?:\S*/)?(?:ba|z|da|k|a|mk)?sh\s+(?:-\w+\s+)*?-\w*c\w*)(?=\s)")
@@ -433,6 +478,15 @@ def _flatten(body: str) -> list[str]:
 def normalize(piece: str) -> Command | None:
     """Drop assignments, redirections, wrappers and keywords at the start (redirections anywhere);
     None if nothing is left. The wrapped forms are kept in `outer`, the redirections in `redirects`."""
+    parts = _normalized(piece)
+    if parts is None:
+        return None
+    kept, redirects, outer = parts
+    return Command(" ".join(kept), tuple(unquote(w) for w in kept), outer, tuple(redirects))
+
+
+def _normalized(piece: str) -> tuple[list[str], list[Redirect], tuple[Command, ...]] | None:
+    """:func:`normalize`'s parts: the words kept (quoted), the redirections, the wrapped forms."""
     raw = words_of(piece)
     wrapped: list[list[str]] = []
     redirects: list[Redirect] = []
@@ -454,16 +508,17 @@ def normalize(piece: str) -> Command | None:
     if not kept:
         return None
     outer = tuple(c for c in (_plain(_without_redirections(w, [])) for w in wrapped) if c is not None)
-    return Command(text=" ".join(kept), words=tuple(unquote(w) for w in kept), outer=outer,
-                   redirects=tuple(redirects))
+    return kept, redirects, outer
 
 
 def _plain(kept: list[str]) -> Command | None:
-    return Command(text=" ".join(kept), words=tuple(unquote(w) for w in kept)) if kept else None
+    return Command(" ".join(kept), tuple(unquote(w) for w in kept)) if kept else None
 
 
 def _redirection(raw: list[str], i: int) -> tuple[Redirect, int] | None:
     """The redirection at `raw[i]` and how many words it takes (2 when its target is the next word)."""
+    if raw[i][:1] not in _REDIRECTION_START:
+        return None
     match = _REDIRECTION.fullmatch(raw[i])
     if match is None:
         return None
