@@ -38,6 +38,10 @@ MATCHING = [
     # whole tool
     ("Bash", "ls", True),
     ("Bash(*)", "anything at all", True),
+    # behind wrappers with options (the hooks' event extraction and fetch routing agree: tests/hooks)
+    ("Bash(git commit:*)", "timeout 5 git commit -m x", True),
+    ("Bash(git push:*)", "ionice -c3 git push", True),
+    ("Bash(curl:*)", "ionice -c3 curl https://x.org", True),
 ]
 
 
