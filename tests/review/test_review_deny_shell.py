@@ -43,8 +43,15 @@ def test_a_rule_on_a_wrapper_denies_the_command_that_uses_the_wrapper(rule: str,
     "find . -name build -execdir rm -rf {} +",
     "find . -ok rm -rf {} ';'",
     "coproc rm -rf x",  # a keyword that runs the rest, like `time` and `!`
+    "ionice --class 3 rm -rf x",  # util-linux and coreutils wrappers, long options too
+    "chrt -o 0 rm -rf x",
+    "taskset -c 0 rm -rf x",
+    "setsid -f rm -rf x",
+    "stdbuf --output L rm -rf x",
+    "flock -w 3 /tmp/lock rm -rf x",
+    "flock /tmp/lock -c 'cd / && rm -rf x'",
 ])
-def test_xargs_find_exec_and_coproc_hand_their_command_to_the_rules(command: str) -> None:
+def test_xargs_find_exec_coproc_and_other_wrappers_hand_their_command_to_the_rules(command: str) -> None:
     assert RM.check_shell(command) is not None
 
 
@@ -86,19 +93,6 @@ def test_an_exact_rule_matches_the_command_without_its_output_redirection() -> N
     "bash +x -c 'rm -rf x'",
 ])
 def test_shell_options_before_the_script_do_not_hide_it(command: str) -> None:
-    assert RM.check_shell(command) is not None
-
-
-@pytest.mark.parametrize("command", [
-    "ionice --class 3 rm -rf x",  # long options of a known wrapper
-    "chrt -o 0 rm -rf x",
-    "taskset -c 0 rm -rf x",
-    "setsid -f rm -rf x",
-    "stdbuf --output L rm -rf x",
-    "flock -w 3 /tmp/lock rm -rf x",
-    "flock /tmp/lock -c 'cd / && rm -rf x'",
-])
-def test_util_linux_wrappers_hand_their_command_to_the_rules(command: str) -> None:
     assert RM.check_shell(command) is not None
 
 

@@ -30,16 +30,21 @@ def _end_single(text: str, i: int) -> int:
     return len(text) if end < 0 else end + 1
 
 
-def _end_ansi(text: str, i: int) -> int:
+def _end_escaped(text: str, i: int, closer: str) -> int:
+    """End of a quote in which a backslash escapes the next character (`$'…'`, backticks)."""
     n = len(text)
     while i < n:
         if text[i] == "\\":
             i += 2
             continue
-        if text[i] == "'":
+        if text[i] == closer:
             return i + 1
         i += 1
     return n
+
+
+def _end_ansi(text: str, i: int) -> int:
+    return _end_escaped(text, i, "'")
 
 
 def _end_double(text: str, i: int, nested: list[str]) -> int:
@@ -67,15 +72,7 @@ def _end_double(text: str, i: int, nested: list[str]) -> int:
 
 
 def _end_backtick(text: str, i: int) -> int:
-    n = len(text)
-    while i < n:
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == "`":
-            return i + 1
-        i += 1
-    return n
+    return _end_escaped(text, i, "`")
 
 
 def _unescape_backtick(body: str) -> str:
@@ -140,17 +137,7 @@ def heredoc_operator(text: str, i: int) -> tuple[str, bool, int] | None:
         j += 1
     start = j
     while j < n and text[j] not in _WORD_BREAK:
-        c = text[j]
-        if c == "\\":
-            j += 2
-        elif c == "'":
-            j = _end_single(text, j + 1)
-        elif c == "$" and text.startswith("$'", j):
-            j = _end_ansi(text, j + 2)
-        elif c == '"':
-            j = _end_double(text, j + 1, [])
-        else:
-            j += 1
+        j = _end_part(text, j)
     j = min(j, n)
     return (unquote(text[start:j]), strip_tabs, j) if j > start else None
 
@@ -184,6 +171,24 @@ def heredoc_bodies(text: str, i: int, pending: list[tuple[str, bool]],
 # --- words ---------------------------------------------------------------------------------
 
 
+def _end_part(text: str, i: int) -> int:
+    """End of the piece of a word starting at `i`: an escape, a quote, a substitution, or one character."""
+    c = text[i]
+    if c == "\\":
+        return i + 2
+    if c == "'":
+        return _end_single(text, i + 1)
+    if c == "$" and text.startswith("$'", i):
+        return _end_ansi(text, i + 2)
+    if c == '"':
+        return _end_double(text, i + 1, [])
+    if c == "`":
+        return _end_backtick(text, i + 1)
+    if c == "$" and text.startswith("(", i + 1):
+        return _end_paren(text, i + 2)
+    return i + 1
+
+
 def words_of(piece: str) -> list[str]:
     """Split one piece into words on unquoted whitespace, keeping quotes and substitutions."""
     words: list[str] = []
@@ -197,20 +202,7 @@ def words_of(piece: str) -> list[str]:
                 current.clear()
             i += 1
             continue
-        if c == "\\":
-            end = i + 2
-        elif c == "'":
-            end = _end_single(piece, i + 1)
-        elif c == "$" and piece.startswith("$'", i):
-            end = _end_ansi(piece, i + 2)
-        elif c == '"':
-            end = _end_double(piece, i + 1, [])
-        elif c == "`":
-            end = _end_backtick(piece, i + 1)
-        elif c == "$" and piece.startswith("(", i + 1):
-            end = _end_paren(piece, i + 2)
-        else:
-            end = i + 1
+        end = _end_part(piece, i) if c in "\\'\"`$" else i + 1
         current.append(piece[i:end])
         i = end
     if current:
