@@ -1,6 +1,7 @@
 # Two commands on a fresh machine:
 #   make serve   set up (venv, package, kernels) and start the MCP server over stdio
-#   make test    set up and run the whole test suite (this is what .ci/run calls)
+#   make test    set up, lint (ruff), type-check (mypy, strict on server/) and run the whole test suite
+#                (this is what .ci/run calls)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,6 +22,8 @@ serve: $(STAMP)
 	$(BIN)/context-kernel serve
 
 test: $(STAMP)
+	$(BIN)/ruff check server tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

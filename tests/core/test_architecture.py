@@ -212,3 +212,20 @@ def test_the_app_hands_out_services_not_the_store() -> None:
 
     public = {f.name for f in dataclasses.fields(App) if not f.name.startswith("_")}
     assert public == APP_SERVICES
+
+
+def test_the_shell_model_imports_only_the_standard_library_and_itself() -> None:
+    # The hooks read command lines through it on every tool call of an agent (and they are stdlib-only).
+    offenders = []
+    for path in (PACKAGE / "shell").rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                if node.level > 1:  # `from ..x import y` leaves the package
+                    offenders.append((path.name, "." * node.level + (node.module or "")))
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [(path.name, n) for n in names if n.split(".")[0] not in sys.stdlib_module_names
+                          and n != "context_kernel.shell" and not n.startswith("context_kernel.shell.")]
+    assert offenders == []

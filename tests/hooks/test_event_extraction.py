@@ -283,3 +283,25 @@ def test_a_huge_heredoc_command_is_examined_only_in_its_head() -> None:
     elapsed = time.perf_counter() - started
     assert got == [("git", "commit: early")]
     assert elapsed < 1.0  # the 16 KB scan keeps this in milliseconds; unbounded it took ~0.6 s
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("timeout 5 git commit -m x", [("git", "commit: x")]),
+    ("ionice -c3 git push", [("git", "push")]),
+])
+def test_a_git_command_behind_a_wrapper_is_recorded(command: str, expected: list[tuple[str, str]]) -> None:
+    # The deny rules have always seen these (`Bash(git push:*)` denies `ionice -c3 git push`); the session
+    # memory did not record them.
+    assert pairs(cc.post_tool("Bash", {"command": command}, {"stdout": "", "stderr": "", "interrupted": False,
+                                                            "isImage": False})) == expected
+
+
+def test_a_heredoc_body_is_text_unless_a_shell_reads_it() -> None:
+    # Each line of a heredoc used to be read as a command: notes about a push recorded a push.
+    def got(command: str) -> list[tuple[str, str]]:
+        return pairs(cc.post_tool("Bash", {"command": command}, {"stdout": "", "stderr": "", "interrupted": False,
+                                                                "isImage": False}))
+
+    assert got("cat > notes.md <<'EOF'\ngit push origin main\nEOF") == []
+    assert got("bash <<'EOF'\ngit push origin main\nEOF") == [("git", "push origin main")]
+    assert got("eval 'git push' && bash -c 'git tag v1'") == [("git", "push"), ("git", "tag v1")]

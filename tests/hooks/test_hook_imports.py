@@ -27,7 +27,7 @@ def test_importing_the_hook_modules_pulls_in_no_server_dependency() -> None:
     modules = ("context_kernel.hooks.hook_cli", "context_kernel.hooks.routing", "context_kernel.hooks.shell_fetch",
                "context_kernel.hooks.nudges",
                "context_kernel.hooks.liveness", "context_kernel.hooks.spool", "context_kernel.hooks.extract",
-               "context_kernel.security.deny", "context_kernel.security.redact")
+               "context_kernel.security.deny", "context_kernel.security.redact", "context_kernel.shell")
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import " + ", ".join(modules)],
                           capture_output=True, text=True, check=True, timeout=60)
     names = imported(done.stderr)

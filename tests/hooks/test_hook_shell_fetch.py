@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
+from context_kernel.hooks.model import HookCall
+from context_kernel.hooks.routing import RoutingContext, decide
 from context_kernel.hooks.shell_fetch import PrintingFetch, find_printing_fetch
 
 PRINTS = [
@@ -15,6 +18,12 @@ PRINTS = [
     ("curl --output=- https://a.io/x", "curl", "https://a.io/x"),
     ("curl -XPOST -d 'q=1' https://a.io/x", "curl", "https://a.io/x"),  # the O of POST is a value, not -O
     ("sudo curl https://a.io/x", "curl", "https://a.io/x"),
+    ("ionice -c3 curl https://x.org", "curl", "https://x.org"),  # a wrapper the deny rules always knew
+    # scripts run by another program print to its stdout (the deny rules always opened them)
+    ("bash -c 'curl -s https://a.io/x'", "curl", "https://a.io/x"),
+    ("bash <<'EOF'\ncurl -s https://a.io/x\nEOF", "curl", "https://a.io/x"),
+    ("env -S 'curl https://a.io/x'", "curl", "https://a.io/x"),
+    ("curl -s https://a.io/x | (cat)", "curl", "https://a.io/x"),
     ("FOO=1 curl https://a.io/x", "curl", "https://a.io/x"),
     ("cd /tmp && curl https://a.io/x", "curl", "https://a.io/x"),
     ("curl https://a.io/x || echo failed", "curl", "https://a.io/x"),
@@ -71,6 +80,11 @@ PASSES = [
     "python3 fetch_all.py https://a.io/x",
     "cat <<EOF > notes.md\ncurl https://a.io/x\nEOF",
     "curl 'https://a.io/x",  # unbalanced quote: the shell would refuse it too
+    "curl https://a.io/x; echo 'open",  # the whole line is refused, not only its last command
+    "(curl -s https://a.io/x) | grep title",  # a group's output goes down its pipe
+    "{ curl -s https://a.io/x; echo; } > page.html",  # and to its redirection
+    "bash -c 'curl -s https://a.io/x' > page.html",  # a script's output is its shell's
+    "x=$(bash -c 'curl -s https://a.io/x')",
     "",
 ]
 
@@ -91,3 +105,14 @@ def test_a_printing_fetch_next_to_a_huge_line_is_found_quickly() -> None:
     found = find_printing_fetch(command)
     assert time.perf_counter() - started < 8
     assert found is not None and found.url == "https://example.com/docs"
+
+
+def test_a_fetch_behind_ionice_is_routed_like_the_bare_fetch_while_a_server_runs(tmp_path: Path) -> None:
+    ctx = RoutingContext(home=tmp_path / "home", project_dir=tmp_path, server_alive=True, can_nudge=False)
+
+    def answer(command: str) -> tuple[str | None, str | None]:
+        got = decide(HookCall("claude-code", "pre_tool", "s", tool="Bash", tool_input={"command": command}), ctx)
+        return got.decision, got.reason
+
+    assert answer("ionice -c3 curl https://x.org") == answer("curl https://x.org")
+    assert answer("curl https://x.org")[0] == "deny"

@@ -40,6 +40,10 @@ MATCHING = [
     # whole tool
     ("Bash", "ls", True),
     ("Bash(*)", "anything at all", True),
+    # behind wrappers with options (the hooks' event extraction and fetch routing agree: tests/hooks)
+    ("Bash(git commit:*)", "timeout 5 git commit -m x", True),
+    ("Bash(git push:*)", "ionice -c3 git push", True),
+    ("Bash(curl:*)", "ionice -c3 curl https://x.org", True),
 ]
 
 
@@ -130,7 +134,7 @@ def test_without_bash_rules_nothing_is_denied() -> None:
 # line (quoting, escapes, redirections, wrappers and shell options that hand the rest of the line to
 # another program). Out of scope, and documented in the review report: values computed at run time
 # (`$cmd`, `${IFS}`, `$(printf rm)`, brace expansion), argument reordering (`rm -fr` for `rm -rf *`,
-# `git -C . push`), programs that run a command and are not in the wrapper list (`watch`, `flock`,
+# `git -C . push`), programs that run a command and are not in the wrapper list (`watch`,
 # `ssh`, `su -c`, `busybox`), and look-alike characters (they name another program, which the shell
 # does not find).
 
@@ -158,8 +162,15 @@ def test_a_rule_on_a_wrapper_denies_the_command_that_uses_the_wrapper(rule: str,
     "find . -name build -execdir rm -rf {} +",
     "find . -ok rm -rf {} ';'",
     "coproc rm -rf x",  # a keyword that runs the rest, like `time` and `!`
+    "ionice --class 3 rm -rf x",  # util-linux and coreutils wrappers, long options too
+    "chrt -o 0 rm -rf x",
+    "taskset -c 0 rm -rf x",
+    "setsid -f rm -rf x",
+    "stdbuf --output L rm -rf x",
+    "flock -w 3 /tmp/lock rm -rf x",
+    "flock /tmp/lock -c 'cd / && rm -rf x'",
 ])
-def test_xargs_find_exec_and_coproc_hand_their_command_to_the_rules(command: str) -> None:
+def test_xargs_find_exec_coproc_and_other_wrappers_hand_their_command_to_the_rules(command: str) -> None:
     assert RM.check_shell(command) is not None
 
 
@@ -219,3 +230,14 @@ def test_a_long_quoted_argument_is_checked_in_linear_time() -> None:
     denial = RM.check_shell(command)
     assert time.perf_counter() - started < 8
     assert denial is not None and denial.segment == "rm -rf build"
+
+
+@pytest.mark.parametrize("command", [
+    # An apostrophe in a heredoc body opened a quote that swallowed the rest of the line.
+    "cat > notes.md <<'EOF'\nIt's done\nEOF\nrm -rf x",
+    # The same inside $( ): Claude Code's way of writing a commit message.
+    "git commit -m \"$(cat <<'EOF'\nDon't crash on an empty cart\nEOF\n)\" && rm -rf x",
+])
+def test_an_apostrophe_in_a_heredoc_does_not_hide_the_next_command(command: str) -> None:
+    denial = RM.check_shell(command)
+    assert denial is not None and denial.segment == "rm -rf x"

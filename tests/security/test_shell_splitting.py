@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_kernel.security.shell import commands, normalize, split_commands
+from context_kernel.shell import Redirect, commands, normalize, split_commands
 
 SPLITS = [
     ("echo hi && rm -rf /tmp/x", ["echo hi", "rm -rf /tmp/x"]),
@@ -68,6 +68,15 @@ NORMALISED = [
     ("time -p rm -rf x", "rm -rf x"),
     ("nohup rm -rf x", "rm -rf x"),
     ("nice -n 5 timeout -s KILL 10 rm -rf x", "rm -rf x"),
+    ("ionice -c3 rm -rf x", "rm -rf x"),
+    ("ionice --class 2 -n 7 -t rm -rf x", "rm -rf x"),
+    ("stdbuf --output L -e0 rm -rf x", "rm -rf x"),
+    ("chrt -o 0 rm -rf x", "rm -rf x"),
+    ("chrt --sched-runtime 5 -d 0 rm -rf x", "rm -rf x"),
+    ("taskset -c 0,2 rm -rf x", "rm -rf x"),
+    ("setsid -w rm -rf x", "rm -rf x"),
+    ("flock -n -w 3 /tmp/lock rm -rf x", "rm -rf x"),
+    ("flock /tmp/lock -c 'rm -rf x'", "flock /tmp/lock -c 'rm -rf x'"),  # a script: opened like bash -c
     ("if true", "true"),
     ("then rm -rf q", "rm -rf q"),
     ("! rm -rf q", "rm -rf q"),
@@ -112,6 +121,16 @@ def test_scripts_given_to_another_shell_are_opened(line: str, inner: str) -> Non
     assert inner in [c.text for c in commands(line)]
 
 
+@pytest.mark.parametrize("line", ["bash <<'EOF'\nrm -rf x\nEOF", "sh -s -- a b <<EOF\nrm -rf x\nEOF",
+                                  "sudo bash - <<EOF\nrm -rf x\nEOF"])
+def test_a_heredoc_given_to_a_shell_is_its_script(line: str) -> None:
+    assert ("rm -rf x", "script") in [(c.text, c.origin) for c in commands(line, heredoc_lines=False)]
+
+
+def test_a_heredoc_given_to_a_shell_with_a_script_file_or_c_is_input() -> None:
+    assert [c.origin for c in commands("bash run.sh <<EOF\nrm -rf x\nEOF", heredoc_lines=False)] == ["line"]
+
+
 def test_a_script_file_argument_is_not_a_script_body() -> None:
     assert [c.text for c in commands("bash deploy.sh -c 'rm -rf x'")] == ["bash deploy.sh -c 'rm -rf x'"]
 
@@ -121,6 +140,79 @@ def test_heredoc_bodies_are_split_like_commands() -> None:
     assert "rm -rf x" in [c.text for c in commands("cat <<EOF\nrm -rf x\nEOF")]
 
 
+def test_heredoc_bodies_are_set_aside_so_their_quotes_hide_nothing() -> None:
+    # An apostrophe in a heredoc body is text: the commands after the delimiter line are still found.
+    assert [c.text for c in commands("cat <<EOF > notes.md\ndon't\nEOF\nrm -rf x")] == ["cat", "rm -rf x", "don't"]
+    # Inside $( ) too: Claude Code writes commit messages this way.
+    line = "git commit -m \"$(cat <<'EOF'\nDon't crash\nEOF\n)\" && git push"
+    assert [c.text for c in commands(line) if c.origin == "line"][-1] == "git push"
+
+
+def test_a_heredoc_body_belongs_to_the_command_that_reads_it() -> None:
+    [cat, ls] = commands("cat <<-'EOF' > out.txt\n\tone\n\ttwo\n\tEOF\nls", heredoc_lines=False)
+    assert (cat.heredocs, cat.redirects) == (("one\ntwo",), (Redirect("<<-", "EOF"), Redirect(">", "out.txt")))
+    assert ls.text == "ls"
+    both = commands("cat <<A <<'B'\necho one\nA\necho two\nB")
+    assert both[0].heredocs == ("echo one", "echo two")
+    assert [(c.text, c.origin) for c in both[1:]] == [("echo one", "heredoc"), ("echo two", "heredoc")]
+    # bash also ends a heredoc inside $( ) at `EOF)`
+    assert commands("x=$(cat <<EOF\na\nEOF)\nrm -rf y", heredoc_lines=False)[0].text == "rm -rf y"
+    # `<<` inside (( )) is a shift, not a heredoc: the next lines are commands
+    assert "rm -rf z" in [c.text for c in commands("(( x = 1 << 2 ))\nrm -rf z", heredoc_lines=False)]
+
+
+def test_redirections_are_kept_apart_from_the_words() -> None:
+    cmd = normalize("2>/dev/null curl -s https://a.io > page.html 2>&1 &>>log")
+    assert cmd is not None
+    assert cmd.words == ("curl", "-s", "https://a.io")
+    assert cmd.redirects == (Redirect(">", "/dev/null", "2"), Redirect(">", "page.html"), Redirect(">&", "1", "2"),
+                             Redirect("&>>", "log"))
+    assert cmd.stdout_to_file()
+
+
+@pytest.mark.parametrize(("piece", "to_file"), [
+    ("curl x > f", True), ("curl x >> f", True), ("curl x 1> f", True), ("curl x >| f", True),
+    ("curl x &> f", True), ("curl x >& f", True), ("curl x >/dev/null", True),
+    ("curl x 2> f", False), ("curl x 2>&1", False), ("curl x >&2", False), ("curl x < in", False), ("curl x", False),
+])
+def test_whether_stdout_goes_to_a_file(piece: str, to_file: bool) -> None:
+    cmd = normalize(piece)
+    assert cmd is not None
+    assert cmd.stdout_to_file() is to_file
+
+
+def test_pipelines_stages_origins_and_parents() -> None:
+    got = commands("a | b |& c && d; x=$(e | f) bash -c 'g | h' | i")
+    table = [(c.text, c.origin, c.stage, c.parent.text if c.parent else None) for c in got]
+    assert table == [
+        ("a", "line", 0, None), ("b", "line", 1, None), ("c", "line", 2, None), ("d", "line", 0, None),
+        ("bash -c 'g | h'", "line", 0, None), ("g", "script", 0, "bash -c 'g | h'"),
+        ("h", "script", 1, "bash -c 'g | h'"), ("i", "line", 1, None),
+        ("e", "substitution", 0, None), ("f", "substitution", 1, None),
+    ]
+    pipeline = {c.text: c.pipeline for c in got}
+    assert pipeline["a"] == pipeline["b"] == pipeline["c"] != pipeline["d"]
+    assert pipeline["bash -c 'g | h'"] == pipeline["i"] != pipeline["g"] == pipeline["h"] != pipeline["e"]
+    # a script inside a substitution is captured too; a substitution inside a script is a substitution
+    assert [c.origin for c in commands("x=$(bash -c 'curl y')")] == ["substitution", "substitution"]
+    assert [c.origin for c in commands("bash -c 'x=$(curl y)'")] == ["line", "substitution"]
+
+
+def test_a_group_passes_its_redirections_to_its_commands() -> None:
+    got = commands("{ a; { b; } 2>/dev/null; } > f\n(c; d) >> g\ne")
+    assert [(c.text, [(r.fd, r.op, r.target) for r in c.redirects]) for c in got] == [
+        ("a", [("", ">", "f")]), ("b", [("2", ">", "/dev/null"), ("", ">", "f")]),
+        ("c", [("", ">>", "g")]), ("d", [("", ">>", "g")]), ("e", [])]
+
+
+def test_an_open_quote_or_substitution_marks_its_line() -> None:
+    # bash refuses the whole line (earlier lines still run)
+    assert [(c.text, c.unterminated) for c in commands("pwd\nls; curl 'https://a.io/x")] == [
+        ("pwd", False), ("ls", True), ("curl 'https://a.io/x", True)]
+    assert [c.unterminated for c in commands('echo "$(date)" `pwd` $(id)')] == [False, False, False, False]
+    assert commands("echo $(date")[0].unterminated
+
+
 def test_nesting_past_the_depth_limit_is_still_checked() -> None:
     line = "echo " + "$(" * 200 + "rm -rf x" + ")" * 200
     assert "rm -rf x" in split_commands(line)
@@ -128,8 +220,9 @@ def test_nesting_past_the_depth_limit_is_still_checked() -> None:
     assert "rm -rf x" in [c.text for c in commands(chain)]
 
 
-_shellish = st.lists(st.sampled_from(list("ab -=;&|()$`'\"\\\n#{}<>!") + ["rm -rf x", "bash -c ", "eval ", "$(", "<<EOF"]),
-                      max_size=60).map("".join)
+_shellish = st.lists(st.sampled_from([*"ab -=;&|()$`'\"\\\n#{}<>!", "rm -rf x", "bash -c ", "eval ", "$(", "<<EOF",
+                                      "<<-'EOF'", "\nEOF\n", "EOF)", "(("]),
+                     max_size=60).map("".join)
 
 
 @settings(max_examples=300, deadline=None)

@@ -115,7 +115,8 @@ def _deny_rule_violation(call: HookCall, ctx: RoutingContext) -> str | None:
     urls: list[str] = []
     if name == "ctx_fetch_and_index":
         # WebFetch rules follow the page to our fetch tool: it must not be a way around them.
-        items = ti.get("requests") if isinstance(ti.get("requests"), list) else []
+        requests = ti.get("requests")
+        items: list[Any] = requests if isinstance(requests, list) else []
         urls = [u for u in [ti.get("url"), *(r.get("url") for r in items if isinstance(r, dict))] if isinstance(u, str)]
     if name in ("ctx_execute_file", "ctx_index") and isinstance(ti.get("path"), str):
         paths.append(ti["path"])

@@ -1,28 +1,28 @@
 """Shell command lines → environment events: git changes, directory changes, package installs.
 
-Only the session memory uses this (what a Bash call did to the checkout or the environment); the deny
-rules have their own splitter in `context_kernel.security.shell`. Standard library only: it runs in
-the hook process on every Bash call.
+Only the session memory uses this (what a Bash call did to the checkout or the environment). The line
+is read through the shell model the deny rules use (:mod:`context_kernel.shell`): every simple command
+it runs, past wrappers (`sudo`, `timeout 5`, `ionice -c3`, `xargs`, …), assignments and redirections,
+inside substitutions and `bash -c` scripts too; heredoc bodies are text, not commands. Standard library
+only: it runs in the hook process on every Bash call.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
-import shlex
 
+from ..shell import commands
 from .model import Event
 from .text import SCAN_CHARS, clip, first_line, one_line, relative_path
 
 
 def shell_events(command: str, cwd: str | None) -> list[Event]:
-    """Environment events of one Bash command line (each `&&`/`;`/`|` segment looked at alone)."""
+    """Environment events of one Bash command line (each simple command looked at alone)."""
     events: list[Event] = []
-    # Long commands are heredocs writing files; the verbs we look for sit in the first lines.
-    for segment in _segments(command[:SCAN_CHARS]):
-        tokens = _tokens(segment)
-        if not tokens:
-            continue
+    # Long commands are heredocs writing files; the verbs we look for sit in the first lines. The cut
+    # may leave a quote open, so `unterminated` is not looked at: an open quote swallows only its tail.
+    for cmd in commands(command[:SCAN_CHARS], heredoc_lines=False):
+        tokens = [cmd.program, *cmd.words[1:]]
         name = tokens[0]
         if name == "git":
             what = _git(tokens[1:])
@@ -40,58 +40,6 @@ def shell_events(command: str, cwd: str | None) -> list[Event]:
     return list(unique.values())
 
 
-def _segments(command: str) -> list[str]:
-    """Split on unquoted ; & | newline and parentheses (so `(cd x && make)` and `a || b` both split)."""
-    segments: list[str] = []
-    buf: list[str] = []
-    quote: str | None = None
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if quote:
-            buf.append(c)
-            if c == "\\" and quote == '"' and i + 1 < n:
-                buf.append(command[i + 1])
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-            buf.append(c)
-        elif c == "\\" and i + 1 < n:
-            buf.append(command[i:i + 2])
-            i += 1
-        elif c in ";&|\n()":
-            segments.append("".join(buf))
-            buf = []
-        else:
-            buf.append(c)
-        i += 1
-    segments.append("".join(buf))
-    return [s.strip() for s in segments if s.strip()]
-
-
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_REDIRECT = re.compile(r"^\d*(?:>>?|<<?|&>)")
-_PREFIXES = frozenset({"sudo", "env", "time", "nohup", "command", "builtin", "exec", "nice"})
-
-
-def _tokens(segment: str) -> list[str]:
-    try:
-        tokens = shlex.split(segment, comments=True)
-    except ValueError:  # unbalanced quotes: a rough split still finds "git commit"
-        tokens = segment.split()
-    while tokens and (_ASSIGNMENT.match(tokens[0]) or tokens[0] in _PREFIXES or
-                      (tokens[0].startswith("-") and len(tokens) > 1)):
-        tokens = tokens[2:] if tokens[0] in ("-u", "-g") else tokens[1:]
-    # Redirections ("> log", "2>&1") say nothing about the command; drop them and what follows.
-    cut = next((i for i, t in enumerate(tokens) if _REDIRECT.match(t)), len(tokens))
-    tokens = tokens[:cut]
-    if tokens:
-        tokens[0] = posixpath.basename(tokens[0]) or tokens[0]
-    return tokens
-
-
 _GIT_OPTION_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 # Commands that change the repository or the checkout; status/log/diff/show are reading.
 _GIT_CHANGES = frozenset({"commit", "checkout", "switch", "merge", "rebase", "push", "pull", "branch", "reset",
@@ -99,7 +47,6 @@ _GIT_CHANGES = frozenset({"commit", "checkout", "switch", "merge", "rebase", "pu
 _BRANCH_CHANGES = frozenset({"-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy", "-u",
                              "--set-upstream-to", "--unset-upstream", "-f", "--force"})
 _BRANCH_LISTS = frozenset({"-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at"})
-_HEREDOC = re.compile(r"^\$\(\s*cat\s+<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*\)\s*$", re.DOTALL)
 
 
 def _git(args: list[str]) -> str | None:
@@ -136,11 +83,11 @@ def _commit(rest: list[str]) -> str:
             message = arg[at + 1:] or (rest[j + 1] if j + 1 < len(rest) else None)
         if message is not None:
             break
-    if message is not None:
-        # Claude Code commits with -m "$(cat <<'EOF' ... EOF)"; the subject is the heredoc's first line.
-        heredoc = _HEREDOC.match(message.strip())
-        if heredoc:
-            message = heredoc.group(2)
+    # Claude Code commits with -m "$(cat <<'EOF' ... EOF)"; the subject is the heredoc's first line.
+    if message is not None and message.lstrip().startswith("$("):
+        cat = [c.heredocs[0] for c in commands(message, heredoc_lines=False)
+               if c.origin == "substitution" and c.program == "cat" and c.heredocs]
+        message = cat[0] if cat else message
     head = "commit --amend" if "--amend" in rest else "commit"
     subject = first_line(message or "")
     return clip(f"{head}: {subject}", 200) if subject else head

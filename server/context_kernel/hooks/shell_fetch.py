@@ -1,8 +1,9 @@
 """Does a shell command print a fetched web page into the agent's context? (standard library only)
 
-The exact rule. The command is split into pipelines (on ; && || & ( ) and newlines; heredoc
-bodies are set aside; `$( … )` substitutions are skipped because the shell captures their
-output). A pipeline PRINTS A PAGE when it has a fetcher whose body goes to stdout:
+A question asked of the shell model (:mod:`context_kernel.shell`, the one the deny rules read): the
+line's simple commands, past wrappers (`sudo`, `timeout`, `ionice`, `xargs`, …), assignments and
+redirections, nested scripts (`bash -c`, `eval`, `find -exec`) included. A command PRINTS A PAGE
+when it is a fetcher whose body goes to stdout:
   curl                 unless -o/--output FILE (any FILE but "-", /dev/null included), -O /
                        --remote-name(-all), or -I/--head (headers only)
   wget                 only with -O -/-O-/-qO-/--output-document=- or /dev/stdout (else it saves)
@@ -10,23 +11,22 @@ output). A pipeline PRINTS A PAGE when it has a fetcher whose body goes to stdou
                        --print/-p selection without "b" (body)
   python -c / node -e|-p / ruby -e / perl -e / php -r (or a heredoc fed to them) whose code makes
                        an HTTP request and prints something
-and that stdout is not redirected to a file (> f, >> f, &> f, > /dev/null; 2>... is stderr) and
-every later stage of the pipe only passes the page on unchanged: cat, tee, less, more, bat,
-jq / jq . , json_pp, python -m json.tool, html2text, pandoc. Any other stage (head, grep, wc,
-sed, jq '.field', sh, tar …) means the agent filters or executes the page: not redirected.
-Commands the shell cannot parse (unbalanced quotes) are never redirected, nor is a logical line
-longer than MAX_LINE characters (after heredoc bodies are set aside): that is a script or data, not a
-page fetch, and shlex is quadratic on a long token (1.5 MB took ~25 s, past a client's hook timeout).
+and that stdout reaches the terminal: not redirected to a file (> f, >> f, &> f, > /dev/null;
+2>... is stderr), every later stage of its pipe only passes the page on unchanged (cat, tee, less,
+more, bat, jq / jq . , json_pp, python -m json.tool, html2text, pandoc; any other stage, head,
+grep, wc, sed, jq '.field', sh, tar …, means the agent filters or executes the page), not inside
+`$( … )` or backticks (the shell captures that output), not a line of a heredoc body (text), and,
+for a command of a script, the command running the script reaches the terminal in the same way.
+A command with an open quote is never redirected (bash would refuse the line).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
+from ..shell import Command, commands
 from .adapters.common import first_url
 
 
@@ -36,17 +36,11 @@ class PrintingFetch:
     url: str | None
 
 
-_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_WRAPPERS = {"sudo", "time", "command", "exec", "nohup", "env", "nice", "stdbuf", "xargs", "timeout"}
-_SEPARATORS = {";", "&&", "||", "&", "(", ")", ";;"}
-_PIPES = {"|", "|&"}
-_REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<", "<<", "<<<", ">&", "<&", "<>"}
 _CURL_VALUE_FLAGS = set("AbcCdDeEFHKmoPQrtTuUwxXyYz")
 _WGET_VALUE_FLAGS = set("OoaeiBtTwPUlARDIXQ")
 _HTTPIE_VALUE_FLAGS = set("aApo")
 _PASS_THROUGH = {"cat", "tee", "less", "more", "bat", "batcat", "json_pp", "html2text", "pandoc"}
-MAX_LINE = 32_768
+_MAYBE_FETCH = re.compile(r"curl|wget|http|xh|fetch|requests|urllib|urlopen|Net::|LWP|file_get")
 
 
 @lru_cache(maxsize=1)
@@ -69,157 +63,28 @@ def _inline() -> dict[str, tuple[tuple[str, ...], re.Pattern[str], re.Pattern[st
 
 def find_printing_fetch(command: str) -> PrintingFetch | None:
     """The first fetch in `command` that would print a page into the agent's context, if any."""
-    if not command or not re.search(r"curl|wget|http|xh|fetch|requests|urllib|urlopen|Net::|LWP|file_get", command):
+    if not command or not _MAYBE_FETCH.search(command):
         return None  # fast path: nothing that can fetch
-    text, heredocs = _set_heredocs_aside(command)
-    for line in _logical_lines(text):
-        if len(line) > MAX_LINE:
-            continue
-        try:
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-            lexer.whitespace_split = True
-            tokens = list(lexer)
-        except ValueError:
-            return None
-        for pipeline in _pipelines(tokens):
-            found = _printing_fetch_in(pipeline, heredocs)
-            if found is not None:
-                return found
+    cmds = commands(command, heredoc_lines=False)
+    for cmd in cmds:
+        found = _fetch_to_stdout(cmd)
+        if found is not None and _reaches_terminal(cmd, cmds):
+            return found
     return None
 
 
-@dataclass
-class _Stage:
-    words: list[str] = field(default_factory=list)
-    redirects: list[tuple[str | None, str, str]] = field(default_factory=list)
-    """(fd, operator, target)"""
-
-    def stdout_to_file(self) -> bool:
-        for fd, op, target in self.redirects:
-            if op in ("&>", "&>>") or (op in (">", ">>", ">|") and fd in (None, "1")):
-                return True
-            if op == ">&" and fd in (None, "1") and not target.isdigit():
-                return True
+def _reaches_terminal(cmd: Command, cmds: list[Command]) -> bool:
+    """Whether what `cmd` writes to stdout ends on the terminal (the module docstring's rule)."""
+    if cmd.origin not in ("line", "script") or cmd.unterminated or cmd.stdout_to_file():
         return False
+    tail = [c for c in cmds if c.pipeline == cmd.pipeline and c.stage > cmd.stage]
+    if not all(_passes_through(c) for c in tail) or (tail and tail[-1].stdout_to_file()):
+        return False
+    return cmd.parent is None or _reaches_terminal(cmd.parent, cmds)
 
 
-def _set_heredocs_aside(command: str) -> tuple[str, dict[str, str]]:
-    """Replace each `<<EOF … EOF` by a placeholder word; the bodies are returned by placeholder."""
-    lines = command.split("\n")
-    out: list[str] = []
-    bodies: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        pending: list[tuple[str, str, bool]] = []
-        pieces: list[str] = []
-        last = 0
-        for m in _HEREDOC.finditer(line):
-            key = f"__ck_heredoc_{len(bodies) + len(pending)}__"
-            pending.append((key, m.group(3), m.group(1) == "-"))
-            pieces += [line[last:m.start()], f" {key}"]
-            last = m.end()
-        out.append("".join(pieces) + line[last:])
-        for key, delimiter, strip_tabs in pending:
-            body: list[str] = []
-            while i < len(lines):
-                text = lines[i]
-                i += 1
-                if (text.lstrip("\t") if strip_tabs else text) == delimiter:
-                    break
-                body.append(text)
-            bodies[key] = "\n".join(body)
-    return "\n".join(out), bodies
-
-
-def _logical_lines(text: str) -> list[str]:
-    """Split on newlines that are not quoted and not escaped."""
-    lines: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    escaped = False
-    for ch in text:
-        if escaped:
-            escaped = False
-            if ch == "\n" and quote is None:
-                current.pop()  # line continuation: drop the backslash
-                continue
-        elif ch == "\\" and quote != "'":
-            escaped = True
-        elif quote is None and ch in "'\"":
-            quote = ch
-        elif ch == quote:
-            quote = None
-        elif ch == "\n" and quote is None:
-            lines.append("".join(current))
-            current = []
-            continue
-        current.append(ch)
-    lines.append("".join(current))
-    return [line for line in lines if line.strip()]
-
-
-def _pipelines(tokens: list[str]) -> list[list[_Stage]]:
-    pipelines: list[list[_Stage]] = [[_Stage()]]
-    depth = 0  # inside $( … ): the shell captures that output
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        stage = pipelines[-1][-1]
-        if depth:
-            depth += tok == "("
-            depth -= tok == ")"
-        elif tok == "(" and stage.words and stage.words[-1].endswith("$"):
-            depth = 1
-        elif tok in _SEPARATORS:
-            pipelines.append([_Stage()])
-        elif tok in _PIPES:
-            pipelines[-1].append(_Stage())
-        elif tok in _REDIRECTS:
-            fd = stage.words.pop() if stage.words and stage.words[-1].isdigit() else None
-            target = tokens[i + 1] if i + 1 < len(tokens) else ""
-            stage.redirects.append((fd, tok, target))
-            i += 1
-        else:
-            stage.words.append(tok)
-        i += 1
-    return [p for p in pipelines if any(s.words for s in p)]
-
-
-def _command(words: list[str]) -> tuple[str, list[str]]:
-    """(command name, its arguments), past assignments and wrappers like sudo/env/time."""
-    i = 0
-    while i < len(words):
-        word = words[i]
-        name = os.path.basename(word)
-        if _ASSIGNMENT.match(word) or (word.startswith("-") and i > 0):
-            i += 1
-        elif name in _WRAPPERS:
-            i += 1
-            if name == "timeout" and i < len(words) and re.match(r"^\d", words[i]):
-                i += 1
-        else:
-            return name, words[i + 1:]
-    return "", []
-
-
-def _printing_fetch_in(pipeline: list[_Stage], heredocs: dict[str, str]) -> PrintingFetch | None:
-    for index, stage in enumerate(pipeline):
-        name, args = _command(stage.words)
-        found = _fetch_to_stdout(name, args, heredocs)
-        if found is None:
-            continue
-        tail = pipeline[index + 1:]
-        if stage.stdout_to_file() or not all(_passes_through(s) for s in tail):
-            return None
-        if tail and tail[-1].stdout_to_file():
-            return None
-        return found
-    return None
-
-
-def _fetch_to_stdout(name: str, args: list[str], heredocs: dict[str, str]) -> PrintingFetch | None:
+def _fetch_to_stdout(cmd: Command) -> PrintingFetch | None:
+    name, args = cmd.program, list(cmd.words[1:])
     url = next((a for a in args if a.startswith(("http://", "https://"))), None)
     if name == "curl":
         output, remote, head = _scan_flags(args, _CURL_VALUE_FLAGS, {"o": "output"}, {"O": "remote", "I": "head"},
@@ -246,7 +111,7 @@ def _fetch_to_stdout(name: str, args: list[str], heredocs: dict[str, str]) -> Pr
     interpreter = {"pypy": "python", "bun": "node", "deno": "node"}.get(interpreter, interpreter)
     if interpreter in ("python", "node", "ruby", "perl", "php"):
         flags, http_call, printing = _inline()[interpreter]
-        code = "\n".join(heredocs[a] for a in args if a in heredocs)
+        code = "\n".join(cmd.heredocs)
         for i, arg in enumerate(args[:-1]):
             if arg in flags:
                 code += "\n" + args[i + 1]
@@ -295,8 +160,8 @@ def _scan_flags(args: list[str], value_flags: set[str], short_values: dict[str, 
     return values, remote, "head" in switches
 
 
-def _passes_through(stage: _Stage) -> bool:
-    name, args = _command(stage.words)
+def _passes_through(stage: Command) -> bool:
+    name, args = stage.program, list(stage.words[1:])
     if name in _PASS_THROUGH:
         return True
     if name in ("jq", "gojq"):

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from context_kernel.security import shell
+from ..shell import commands
 
 LOCAL_SETTINGS = ".claude/settings.local.json"
 PROJECT_SETTINGS = ".claude/settings.json"
@@ -139,7 +139,7 @@ class DenyRules:
         """The first simple command of `command` that a Bash rule denies, or None."""
         if not self._bash:
             return None
-        for cmd in shell.commands(command):
+        for cmd in commands(command):
             # The command without its wrappers first, then as written with them (`Bash(sudo:*)`).
             for variant in (cmd, *cmd.outer):
                 for form in variant.forms():

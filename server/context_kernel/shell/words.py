@@ -1,7 +1,7 @@
 """The words of a bash command line: where a quote or substitution ends, a piece cut into words,
 and a word with its quoting removed (standard library only: the hooks import it).
 
-`security.shell` cuts a line into simple commands with these scanners and normalises each one;
+`shell.line` cuts a line into simple commands with these scanners and normalises each one;
 the rules for quoting are bash's (bash manual, "Quoting": https://www.gnu.org/software/bash/manual/bash.html#Quoting).
 Every scanner returns the index just past its closer, or the end of the text when the closer is
 missing, so an unclosed quote or substitution swallows the rest of the line, as in the shell.
@@ -14,10 +14,15 @@ import re
 # --- where a quote or substitution ends ----------------------------------------------------
 
 
+def _closed(text: str, start: int, end: int, closer: str) -> bool:
+    """Whether the quote or substitution opened just before `start` and scanned to `end` found its closer."""
+    return end > start and text[end - 1] == closer
+
+
 def _inside(text: str, start: int, end: int, closer: str) -> str:
     """The body between an opener ending at `start` and its closer just before `end` (if any:
     an unclosed substitution runs to the end of the text and is still checked)."""
-    return text[start:end - 1] if end > start and text[end - 1] == closer else text[start:end]
+    return text[start:end - 1] if _closed(text, start, end, closer) else text[start:end]
 
 
 def _end_single(text: str, i: int) -> int:
@@ -25,16 +30,21 @@ def _end_single(text: str, i: int) -> int:
     return len(text) if end < 0 else end + 1
 
 
-def _end_ansi(text: str, i: int) -> int:
+def _end_escaped(text: str, i: int, closer: str) -> int:
+    """End of a quote in which a backslash escapes the next character (`$'…'`, backticks)."""
     n = len(text)
     while i < n:
         if text[i] == "\\":
             i += 2
             continue
-        if text[i] == "'":
+        if text[i] == closer:
             return i + 1
         i += 1
     return n
+
+
+def _end_ansi(text: str, i: int) -> int:
+    return _end_escaped(text, i, "'")
 
 
 def _end_double(text: str, i: int, nested: list[str]) -> int:
@@ -62,15 +72,7 @@ def _end_double(text: str, i: int, nested: list[str]) -> int:
 
 
 def _end_backtick(text: str, i: int) -> int:
-    n = len(text)
-    while i < n:
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == "`":
-            return i + 1
-        i += 1
-    return n
+    return _end_escaped(text, i, "`")
 
 
 def _unescape_backtick(body: str) -> str:
@@ -79,12 +81,26 @@ def _unescape_backtick(body: str) -> str:
 
 
 def _end_paren(text: str, i: int) -> int:
-    """Index just past the `)` closing a `(` opened before `i`; the end of text if unbalanced."""
+    """Index just past the `)` closing a `(` opened before `i`; the end of text if unbalanced.
+    Heredoc bodies inside are stepped over (an apostrophe in one is text, not a quote)."""
     n, depth = len(text), 1
+    pending: list[tuple[str, bool]] = []
     while i < n:
         c = text[i]
         if c == "\\":
             i += 2
+            continue
+        if c == "<" and depth == 1 and text.startswith("<<", i):  # deeper: `$((1 << 2))` is arithmetic
+            found = None if text.startswith("<<<", i) else heredoc_operator(text, i)
+            if found is None:
+                i += 3 if text.startswith("<<<", i) else 2
+            else:
+                pending.append(found[:2])
+                i = found[2]
+            continue
+        if c == "\n" and pending:
+            i = heredoc_bodies(text, i + 1, pending, in_substitution=True)[1]
+            pending.clear()
             continue
         if c == "'":
             i = _end_single(text, i + 1)
@@ -105,7 +121,72 @@ def _end_paren(text: str, i: int) -> int:
     return n
 
 
+# --- heredocs ------------------------------------------------------------------------------
+
+_WORD_BREAK = frozenset(" \t\r\n;&|<>()")
+
+
+def heredoc_operator(text: str, i: int) -> tuple[str, bool, int] | None:
+    """At a `<<` (at index `i`, not `<<<`): the delimiter with its quotes removed, whether leading
+    tabs are stripped (`<<-`), and the index just past the delimiter word; None when no word follows."""
+    n = len(text)
+    j = i + 2
+    strip_tabs = text.startswith("-", j)
+    j += strip_tabs
+    while j < n and text[j] in " \t":
+        j += 1
+    start = j
+    while j < n and text[j] not in _WORD_BREAK:
+        j = _end_part(text, j)
+    j = min(j, n)
+    return (unquote(text[start:j]), strip_tabs, j) if j > start else None
+
+
+def heredoc_bodies(text: str, i: int, pending: list[tuple[str, bool]],
+                   in_substitution: bool = False) -> tuple[list[str], int]:
+    """The bodies of the heredocs `pending` ((delimiter, strip tabs) each, in order), read from index
+    `i` (just past the newline ending the line that opened them), and the index just past the last
+    delimiter line. A missing delimiter ends a body at the end of the text, as in bash (which warns).
+    Inside `$( … )` bash also ends a body at a line `EOF)`: the returned index is then at that `)`."""
+    bodies: list[str] = []
+    n = len(text)
+    for delimiter, strip_tabs in pending:
+        lines: list[str] = []
+        while i < n:
+            newline = text.find("\n", i)
+            stop = n if newline < 0 else newline
+            line = text[i:stop].lstrip("\t") if strip_tabs else text[i:stop]
+            if line == delimiter:
+                i = stop + 1 if newline >= 0 else n
+                break
+            if in_substitution and line.startswith(delimiter) and line[len(delimiter):].startswith(")"):
+                i = stop - len(line) + len(delimiter)
+                break
+            lines.append(line)
+            i = stop + 1 if newline >= 0 else n
+        bodies.append("\n".join(lines))
+    return bodies, i
+
+
 # --- words ---------------------------------------------------------------------------------
+
+
+def _end_part(text: str, i: int) -> int:
+    """End of the piece of a word starting at `i`: an escape, a quote, a substitution, or one character."""
+    c = text[i]
+    if c == "\\":
+        return i + 2
+    if c == "'":
+        return _end_single(text, i + 1)
+    if c == "$" and text.startswith("$'", i):
+        return _end_ansi(text, i + 2)
+    if c == '"':
+        return _end_double(text, i + 1, [])
+    if c == "`":
+        return _end_backtick(text, i + 1)
+    if c == "$" and text.startswith("(", i + 1):
+        return _end_paren(text, i + 2)
+    return i + 1
 
 
 def words_of(piece: str) -> list[str]:
@@ -121,20 +202,7 @@ def words_of(piece: str) -> list[str]:
                 current.clear()
             i += 1
             continue
-        if c == "\\":
-            end = i + 2
-        elif c == "'":
-            end = _end_single(piece, i + 1)
-        elif c == "$" and piece.startswith("$'", i):
-            end = _end_ansi(piece, i + 2)
-        elif c == '"':
-            end = _end_double(piece, i + 1, [])
-        elif c == "`":
-            end = _end_backtick(piece, i + 1)
-        elif c == "$" and piece.startswith("(", i + 1):
-            end = _end_paren(piece, i + 2)
-        else:
-            end = i + 1
+        end = _end_part(piece, i) if c in "\\'\"`$" else i + 1
         current.append(piece[i:end])
         i = end
     if current:
