@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -52,7 +52,7 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
         await kernel.start(settings.kernel_start_timeout_s)
         collector = OutputCollector(4096, 1 << 20)
 
-        async def discard(_first: int, _batch: list[dict]) -> None:  # type: ignore[type-arg]
+        async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
             return None
 
         run = CellRun(kernel, collector, discard)

@@ -107,7 +107,7 @@ class ExecutionService:
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
 
-        async def flush(first: int, batch: list[dict]) -> None:  # type: ignore[type-arg]
+        async def flush(first: int, batch: list[dict[str, Any]]) -> None:
             await self._db.run(self._executions.add_outputs, exec_id, first, batch)
 
         stack = AsyncExitStack()
@@ -179,7 +179,7 @@ class ExecutionService:
             return  # the kernel defines them from the cell metadata
         scratch = OutputCollector(4096, 1 << 20)
 
-        async def discard(_first: int, _batch: list[dict]) -> None:  # type: ignore[type-arg]
+        async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
             return None
 
         run = CellRun(kernel, scratch, discard)
@@ -241,7 +241,7 @@ class ExecutionService:
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
 
-        async def flush(first: int, batch: list[dict]) -> None:  # type: ignore[type-arg]
+        async def flush(first: int, batch: list[dict[str, Any]]) -> None:
             await self._db.run(self._executions.add_outputs, exec_id, first, batch)
 
         run = CellRun(kernel, collector, flush)

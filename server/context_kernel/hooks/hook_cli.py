@@ -88,7 +88,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
         nudges.prune(home)
         try:
             record(home, call, env, project)  # cwd, resume… : recorded, but never at the cost of the guide
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a failed recording must not cost the agent its guide
             log(home, f"{call.client} {event} recording failed: {_summary(exc)}")
         if call.source in ("compact", "resume"):
             from .memory import on_session_start  # SQLAlchemy: only when there is a session to restore

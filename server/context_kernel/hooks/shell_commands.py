@@ -121,4 +121,4 @@ def _is_install(tokens: list[str]) -> bool:
     name = re.sub(r"^(pip)[\d.]+$", r"\1", name)
     verbs = _INSTALL_VERBS.get(name)
     verb = next((t for t in tokens[1:] if not t.startswith("-")), None)
-    return bool(verbs) and verb in verbs  # type: ignore[operator]
+    return verbs is not None and verb is not None and verb in verbs

@@ -23,7 +23,7 @@ from .model import Event
 try:
     import fcntl
 except ImportError:  # Windows: no flock; there a drain racing an append can still lose that append
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # the module is optional: checked before each use
 
 
 def spool_dir(home: Path) -> Path:

@@ -67,11 +67,11 @@ class NodeKernel(Kernel):
         atexit.register(self._kill_node)
 
     @property
-    def language_info(self) -> dict[str, Any]:  # type: ignore[override]
+    def language_info(self) -> dict[str, Any]:  # type: ignore[override]  # per language: a property
         return LANGUAGES[self.language_name]
 
     @property
-    def banner(self) -> str:  # type: ignore[override]
+    def banner(self) -> str:  # type: ignore[override]  # ipykernel declares a class attribute
         return f"context-kernel {self.language_name} kernel (node; state persists between cells)"
 
     @property

@@ -106,7 +106,7 @@ class ScriptKernel(Kernel):
         atexit.register(self._cleanup)
 
     @property
-    def language_info(self) -> dict[str, Any]:  # type: ignore[override]
+    def language_info(self) -> dict[str, Any]:  # type: ignore[override]  # per language: a property
         lang = self.lang
         return {
             "name": lang.name,
@@ -116,7 +116,7 @@ class ScriptKernel(Kernel):
         }
 
     @property
-    def banner(self) -> str:  # type: ignore[override]
+    def banner(self) -> str:  # type: ignore[override]  # ipykernel declares a class attribute
         tools = ", ".join(tool for tool, _ in self.lang.tools)
         return (
             f"context-kernel script kernel for {self.lang.display_name} ({tools}). "

@@ -159,7 +159,8 @@ class JupyterKernel:
     async def next_iopub(self, timeout: float) -> dict[str, Any] | None:
         """Runner calls this to read the next IOPub message (any parent); None after `timeout` seconds."""
         try:
-            return await self._kc.get_iopub_msg(timeout=timeout)  # type: ignore[no-any-return]
+            msg: dict[str, Any] = await self._kc.get_iopub_msg(timeout=timeout)
+            return msg
         except queue.Empty:
             return None
 
@@ -168,11 +169,11 @@ class JupyterKernel:
         with anyio.move_on_after(timeout):
             while True:
                 try:
-                    msg = await self._kc.get_shell_msg(timeout=timeout)
+                    msg: dict[str, Any] = await self._kc.get_shell_msg(timeout=timeout)
                 except queue.Empty:
                     return None
                 if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                    return msg  # type: ignore[no-any-return]
+                    return msg
         return None
 
     async def answer_input_requests(self) -> int:
@@ -232,8 +233,10 @@ class JupyterKernel:
                 with anyio.fail_after(10):
                     await self._km.shutdown_kernel(now=now)
             except Exception:  # noqa: BLE001 - a kernel that will not shut down is killed instead
+                provisioner = self._km.provisioner
                 with contextlib.suppress(Exception):
-                    await self._km.provisioner.kill()  # type: ignore[union-attr]
+                    if provisioner is not None:
+                        await provisioner.kill()
             self._km = None
         if self._log is not None:
             self._log.close()

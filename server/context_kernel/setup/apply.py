@@ -96,9 +96,11 @@ def build_plan(client: Client, action: Action, scope: Scope, executable: str) ->
     """Read and edit every file in memory; raises ConfigFileError before anything is written."""
     files = client.files(scope)
     parts: dict[Path, list[Part]] = {}
-    for part, path in (("mcp", files.mcp), ("hooks", files.hooks), ("instructions", files.instructions)):
+    named: tuple[tuple[Part, Path | None], ...] = (("mcp", files.mcp), ("hooks", files.hooks),
+                                                   ("instructions", files.instructions))
+    for part, path in named:
         if path is not None:
-            parts.setdefault(path, []).append(part)  # type: ignore[arg-type]
+            parts.setdefault(path, []).append(part)
     changes = [_plan_file(client, action, path, tuple(p), executable) for path, p in parts.items()]
     return Plan(client, action, scope, tuple(changes))
 

@@ -72,7 +72,7 @@ class KnowledgeRepository:
 
     def replace_source(self, **spec: object) -> SourceRow:
         """Index chunks under a label, replacing whatever the label held before (see SourceSpec)."""
-        return self.replace_sources([SourceSpec(**spec)])[0]  # type: ignore[arg-type]
+        return self.replace_sources([SourceSpec(**spec)])[0]  # type: ignore[arg-type]  # keywords checked by the dataclass
 
     def replace_sources(self, specs: Sequence[SourceSpec]) -> list[SourceRow]:
         """Several sources in one transaction: a directory indexes faster as one write."""

@@ -61,9 +61,9 @@ class FetchService:
 
         async def one(i: int, req: FetchRequest) -> None:
             async with limiter:
-                results[i] = await self.fetch_one(req, session_id=session_id, ttl_s=ttl_s, force=force)
+                outcome = results[i] = await self.fetch_one(req, session_id=session_id, ttl_s=ttl_s, force=force)
                 if on_done is not None:
-                    on_done(results[i])  # type: ignore[arg-type]
+                    on_done(outcome)
 
         async with anyio.create_task_group() as tg:
             for i, req in enumerate(requests):

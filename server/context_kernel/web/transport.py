@@ -173,7 +173,8 @@ class PinnedTransport(httpx.AsyncBaseTransport):
         self._pool: httpcore.AsyncConnectionPool
         if proxy is None:
             self.backend = PinnedBackend(strict=strict, resolver=resolver)
-            self._pool = _Pool(network_backend=self.backend, **common)  # type: ignore[arg-type]
+            # httpcore types each keyword on its own; `common` is one dict of them, checked here
+            self._pool = _Pool(network_backend=self.backend, **common)  # type: ignore[arg-type]  # checked above
             return
         url = httpx.URL(proxy)
         if url.scheme not in ("http", "https"):
@@ -183,7 +184,7 @@ class PinnedTransport(httpx.AsyncBaseTransport):
                                      trusted=[(url.raw_host.decode("ascii"), port)])
         self._pool = _ProxyPool(
             proxy_url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=port, target=url.raw_path),
-            network_backend=self.backend, **common)  # type: ignore[arg-type]
+            network_backend=self.backend, **common)  # type: ignore[arg-type]  # as above
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         assert isinstance(request.stream, httpx.AsyncByteStream)

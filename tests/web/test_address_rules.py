@@ -1,4 +1,4 @@
-"""The address and scheme rules, as pure functions: each refusal names its rule."""
+"""The fetch address rules (web/address_rules.py): which schemes and addresses a fetch may reach."""
 
 from __future__ import annotations
 
