@@ -49,6 +49,8 @@ class Hooks:
         # A controlled environment: no CLAUDE_PROJECT_DIR, no real ~/.claude/settings.json.
         self.env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.user_home), "LANG": "C.UTF-8",
                     "CONTEXT_KERNEL_HOME": str(self.home)}
+        if os.environ.get("PYTHONPATH"):  # a checkout under test that is not the installed one
+            self.env["PYTHONPATH"] = os.environ["PYTHONPATH"]
 
     def payload(self, client: str, fixture: str, **tool_input: Any) -> dict[str, Any]:
         """A documented payload with the placeholder project replaced; `tool_input` keys overridden."""
