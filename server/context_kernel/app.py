@@ -136,7 +136,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                              export_dir=settings.export_dir),
         records=RecordService(db=db, executions=executions, events=events, knowledge=knowledge,
                               ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
-                              export_dir=settings.export_dir, insight_page=settings.insight_page),
+                              export_dir=settings.export_dir, insight_page=settings.insight_page,
+                              after_purge=execution.forget_sessions),
         _resources=Resources(db, pool, fetcher),
     )
 

@@ -120,6 +120,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
     settings = build_settings(args, dict(os.environ))
     settings.home.mkdir(parents=True, exist_ok=True)
+    # Every path is absolute from here on; the data dir is a working directory that cannot vanish
+    # under us (a re-clone deletes the project dir the client started us in, and jupyter_client
+    # calls os.getcwd() for every kernel it starts).
+    os.chdir(settings.home)
     die_with_parent(signal.SIGTERM)  # the client died without closing our stdin: stop cleanly
     from .hooks.liveness import clear, mark_alive
 

@@ -22,7 +22,7 @@ LAUNCH_DIR_VAR = "VSCODE_CWD"
 def data_home(env: Mapping[str, str]) -> Path:
     """All state: `CONTEXT_KERNEL_HOME`, else `$XDG_DATA_HOME/context-kernel`, else `~/.local/share/context-kernel`."""
     if env.get(DATA_DIR_VAR):
-        return Path(env[DATA_DIR_VAR]).expanduser()
+        return Path(env[DATA_DIR_VAR]).expanduser().absolute()
     data = env.get("XDG_DATA_HOME") or str(user_home(env) / ".local" / "share")
     return Path(data) / "context-kernel"
 

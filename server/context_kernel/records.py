@@ -44,7 +44,10 @@ class InsightReport:
 class RecordService:
     def __init__(self, *, db: Database, executions: ExecutionRepository, events: EventRepository,
                  knowledge: KnowledgeService, ingest: Callable[[], Awaitable[object]], home: Path,
-                 project_dir: Path, export_dir: Path, insight_page: Path) -> None:
+                 project_dir: Path, export_dir: Path, insight_page: Path,
+                 after_purge: Callable[[], None] = lambda: None) -> None:
+        """`after_purge`: told when session rows were deleted (the execution service re-creates a
+        purged session's row on its next call, so the session goes on working)."""
         self._db = db
         self._executions = executions
         self._events = events
@@ -54,6 +57,7 @@ class RecordService:
         self._project_dir = project_dir
         self._export_dir = export_dir
         self._insight_page = insight_page
+        self._after_purge = after_purge
 
     async def record_calls(self, calls: list[CallRecord]) -> None:
         def write() -> None:
@@ -94,4 +98,5 @@ class RecordService:
             await self._ingest()  # spooled hook events belong to the project too
             hook_events = await self._db.run(self._events.purge_project, str(self._project_dir))
         counts = await self._knowledge.purge(scope=scope, session_id=session_id)
+        self._after_purge()
         return PurgeReport(scope, counts["sources"], counts["executions"], counts["sessions"], hook_events)

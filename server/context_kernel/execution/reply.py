@@ -39,15 +39,17 @@ def shape_reply(
     parts: list[str] = [stdout.rstrip("\n")] if stdout.strip() else []
     is_error = outcome.status not in ("ok", "running")
 
-    # A shell command that exits 1 after printing something is an answer (grep found nothing
-    # more, diff found differences), not a failure.
+    # A shell command that exits 1 after printing an answer (grep found some lines, diff found
+    # differences) or quietly (grep found nothing, test said no) answered; exit 1 with a
+    # complaint on stderr (`cat missing-file`) is a failure.
     soft = (
         language is not None and language.name == "shell" and outcome.status == "error"
-        and outcome.error_name == "ExitCode" and outcome.error_value == "1" and bool(stdout.strip())
+        and outcome.error_name == "ExitCode" and outcome.error_value == "1"
+        and (bool(stdout.strip()) or not collector.stderr_text.strip())
     )
     if soft:
         is_error = False
-        parts.append("[exit code 1]")
+        parts += ([] if parts else ["(no output)"]) + ["[exit code 1]"]
 
     if is_error:
         err_text = collector.stderr_text.strip()

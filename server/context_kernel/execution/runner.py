@@ -20,6 +20,8 @@ from .requests import CellStatus
 
 # How long to wait for a kernel to come back after SIGINT before restarting it.
 INTERRUPT_GRACE_S = 5.0
+# How long the execute_reply may lag the kernel's `idle` before the kernel counts as not replying.
+REPLY_WAIT_S = 5.0
 # How often a silent wait checks that the kernel process is still alive.
 LIVENESS_SLICE_S = 0.5
 
@@ -37,6 +39,8 @@ class CellOutcome:
     restarted: bool = False
     exit_code: int | None = None
     note: str = ""
+    replace_kernel: bool = False
+    """The kernel cannot be trusted with another cell (it stopped replying): the pool replaces it."""
 
 
 class CellRun:
@@ -115,7 +119,15 @@ class CellRun:
                 status="died", error_name="KernelDied", exit_code=code,
                 error_value=f"the kernel process exited (exit code {code}) while the cell ran",
             )
-        reply = await self.kernel.shell_reply(self._msg_id, timeout=2.0)
+        reply = await self.kernel.shell_reply(self._msg_id, timeout=REPLY_WAIT_S)
+        if reply is None and not self._cap_interrupted:
+            # Idle without an execute_reply: ipykernel's own machinery failed (`sys.stdout = None`
+            # does it), and from here on it answers every cell with nothing.
+            return CellOutcome(
+                status="error", error_name="NoReply", replace_kernel=True,
+                error_value=("the kernel went idle without replying to this cell, so whether its code ran is "
+                             "unknown (something inside the kernel is broken, e.g. sys.stdout was replaced); "
+                             "it is replaced by a new kernel and its state is lost: run the cell again"))
         content = reply["content"] if reply else {}
         err = self.collector.error or {}
         status: CellStatus = "error" if content.get("status") == "error" or err else "ok"

@@ -10,7 +10,7 @@ import json
 import time
 from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,7 @@ class ExecutionService:
         stack = AsyncExitStack()
         try:
             kernel = await self._kernel(stack, req, session, kernel_name)
+            stopped = None if req.fresh or req.background else self._pool.take_notice(session.id, kernel_name)
             # The timeout is the cell's own: a kernel start has its own limit.
             deadline = time.monotonic() + timeout_ms / 1000
             if file_path is not None:
@@ -127,7 +128,7 @@ class ExecutionService:
             else:
                 outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
                 outcome.note = f"timed out after {timeout_ms / 1000:g} s"
-            if outcome.status == "died" and not req.fresh:
+            if (outcome.status == "died" or outcome.replace_kernel) and not req.fresh:
                 await self._pool.discard(session.id, kernel_name)
         except KernelError as exc:
             await stack.aclose()
@@ -144,7 +145,8 @@ class ExecutionService:
                 await self._db.run(self._executions.finish, exec_id, ExecutionEnd(status="interrupted"))
             raise
         await stack.aclose()
-        return await self._complete(exec_id, req, session, language, collector, outcome, clamp_note, kernel)
+        return await self._complete(exec_id, req, session, language, collector, outcome, clamp_note, kernel,
+                                    stopped)
 
     def _resolve(self, req: ExecuteRequest) -> tuple[Language | None, str]:
         if req.kernel:
@@ -277,11 +279,16 @@ class ExecutionService:
 
     async def _complete(self, exec_id: int, req: ExecuteRequest, session: SessionRef, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
-                        kernel: JupyterKernel) -> ExecuteReply:
+                        kernel: JupyterKernel, stopped: str | None = None) -> ExecuteReply:
         notes = [n for n in [clamp_note, outcome.note] if n]
         body, label = await self._index_large_output(exec_id, req, session, collector)
         reply = shape_reply(collector, outcome, exec_id=exec_id, language=language, notes=notes, body=body,
                             source_label=label)
+        if stopped:
+            # Said first: the agent must read why its variables are gone before any NameError.
+            name = language.name if language else kernel.kernel_name
+            reply = replace(reply, text=f"[your {name} kernel {stopped}; this call ran in a new one, so variables, "
+                                        f"imports and loaded data from before are gone]\n{reply.text}")
         returned = len(reply.text.encode())
         await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
@@ -325,6 +332,10 @@ class ExecutionService:
             status="refused", error_name=type(exc).__name__, error_value=exc.message, returned_text=text,
             returned_kind="refused", bytes_returned=len(text.encode()), note=text,
         ))
+
+    def forget_sessions(self) -> None:
+        """A purge deleted session rows: the next call of each session records its row again."""
+        self._known_sessions.clear()
 
     async def _touch(self, session: SessionRef) -> None:
         if session.id in self._known_sessions:

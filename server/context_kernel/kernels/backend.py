@@ -54,6 +54,7 @@ class JupyterKernel:
         self.kernel_name = kernel_name
         self.instance_id = uuid.uuid4().hex[:12]
         self._cwd = cwd
+        self._cwd_identity: tuple[int, int] | None = None  # (device, inode) of cwd when started
         self._env = env
         self._runtime_dir = runtime_dir
         self._log_path = log_dir / f"kernel-{kernel_name}-{self.instance_id}.log"
@@ -62,6 +63,16 @@ class JupyterKernel:
         self._kc: Any = None
         self._log: IO[bytes] | None = None
         self.language_name: str = kernel_name
+
+    def cwd_replaced(self) -> bool:
+        """Pool calls this before each lease: is the project directory not the one this kernel started in?"""
+        if self._cwd_identity is None:
+            return False
+        try:
+            now = os.stat(self._cwd)
+        except OSError:
+            return False  # gone for now: the cell will say what it cannot find
+        return (now.st_dev, now.st_ino) != self._cwd_identity
 
     @property
     def pid(self) -> int | None:
@@ -80,6 +91,9 @@ class JupyterKernel:
                 install=(lang.install if lang else "install the kernel, then check: context-kernel doctor"),
             ) from exc
         self.language_name = spec.language or self.kernel_name
+        with contextlib.suppress(OSError):
+            found = os.stat(self._cwd)
+            self._cwd_identity = (found.st_dev, found.st_ino)
         self._runtime_dir.mkdir(parents=True, exist_ok=True)
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         # The kernel's own stdout/stderr go to a log file: in stdio mode our stdout is the MCP wire,
@@ -150,7 +164,9 @@ class JupyterKernel:
         """Runner calls this to send one cell; returns the msg_id that tags its outputs."""
         content = {
             "code": code, "silent": False, "store_history": True,
-            "user_expressions": {}, "allow_stdin": False, "stop_on_error": False,
+            # allow_stdin: `input()` asks over the stdin channel and the runner answers an empty
+            # line (without it ipykernel raises StdinNotImplementedError).
+            "user_expressions": {}, "allow_stdin": True, "stop_on_error": False,
         }
         msg = self._kc.session.msg("execute_request", content, metadata=metadata or {})
         self._kc.shell_channel.send(msg)
@@ -179,7 +195,8 @@ class JupyterKernel:
     async def answer_input_requests(self) -> int:
         """Runner calls this while a cell is silent: code waiting for stdin gets an empty line.
 
-        We send allow_stdin=False, but IRkernel asks anyway and would block until the timeout.
+        Cells are sent with allow_stdin=True (ipykernel asks only then; IRkernel asks anyway), so
+        `input()`, `readline()` and `read` get an empty line instead of blocking until the timeout.
         """
         answered = 0
         channel = self._kc.stdin_channel

@@ -18,6 +18,8 @@ from ..errors import PoolExhausted
 from .backend import JupyterKernel
 
 KernelFactory = Callable[[str], JupyterKernel]
+# How many stopped kernels the pool remembers, to tell their sessions (bounded: sessions come and go).
+MAX_REMEMBERED_STOPS = 1000
 
 
 @dataclass
@@ -45,6 +47,9 @@ class KernelPool:
         self._extra: set[JupyterKernel] = set()  # fresh and background kernels, for shutdown_all
         self._room = anyio.Lock()
         self._start_locks: dict[tuple[str, str], anyio.Lock] = {}
+        # Why a session's kernel was stopped (room, idle), until its session's next call hears it.
+        self._stopped: dict[tuple[str, str], str] = {}
+        self._notices: dict[tuple[str, str], str] = {}
 
     @asynccontextmanager
     async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[JupyterKernel]:
@@ -61,6 +66,15 @@ class KernelPool:
 
     async def _slot(self, key: tuple[str, str]) -> _Slot:
         slot = self._slots.get(key)
+        if slot is not None and not slot.busy and not slot.lock.locked() and slot.kernel.cwd_replaced():
+            # A re-clone: the kernel's working directory is the deleted one, where relative paths
+            # no longer reach the project's files.
+            self._slots.pop(key)
+            self._remember_stop(key, "was stopped because the project directory was replaced (deleted and "
+                                     "created again)")
+            with anyio.CancelScope(shield=True):
+                await slot.kernel.shutdown(now=True)
+            slot = None
         if slot is not None:
             return slot
         # A lock per key: two first calls of one session must not start two kernels, while a slow
@@ -75,7 +89,18 @@ class KernelPool:
             kernel = self._factory(key[1])
             await kernel.start(self._start_timeout)
             slot = self._slots[key] = _Slot(kernel)
+            if key in self._stopped:
+                self._notices[key] = self._stopped.pop(key)
             return slot
+
+    def take_notice(self, session_id: str, kernel_name: str) -> str | None:
+        """Execution service calls this after a lease: why this session's previous kernel is gone, once."""
+        return self._notices.pop((session_id, kernel_name), None)
+
+    def _remember_stop(self, key: tuple[str, str], why: str) -> None:
+        self._stopped[key] = why
+        while len(self._stopped) > MAX_REMEMBERED_STOPS:
+            self._stopped.pop(next(iter(self._stopped)))
 
     @asynccontextmanager
     async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[JupyterKernel]:
@@ -121,6 +146,7 @@ class KernelPool:
             )
         _, key = min(idle)
         slot = self._slots.pop(key)
+        self._remember_stop(key, f"was stopped to make room for another kernel (at most {self._max} run at once)")
         await slot.kernel.shutdown(now=True)
 
     async def cull_idle(self) -> int:
@@ -129,6 +155,7 @@ class KernelPool:
         stale = [k for k, s in self._slots.items() if not s.busy and now - s.last_used > self._idle_cull_s]
         for key in stale:
             slot = self._slots.pop(key)
+            self._remember_stop(key, f"was stopped after {self._idle_cull_s / 60:g} minutes idle")
             await slot.kernel.shutdown(now=True)
         return len(stale)
 
