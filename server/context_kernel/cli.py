@@ -1,6 +1,7 @@
 """The command line: the only place that reads environment variables.
 
 context-kernel serve [--transport stdio|http] [--project DIR] ...   run the MCP server
+context-kernel token show|rotate|path|header                        the HTTP transport's bearer token
 context-kernel doctor                                               every language, its kernel, does it start
 context-kernel fetch URL...                                         fetch pages into the knowledge base
 context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
@@ -72,14 +73,14 @@ def _hard_exit_later(seconds: float) -> None:
     timer.start()
 
 
-async def _serve(settings: Settings, transport: str, host: str, port: int) -> None:
+async def _serve(settings: Settings, args: argparse.Namespace) -> None:
     import anyio
 
     from .tools.server import create_server
 
-    server = create_server(settings, transport=transport)
-    if transport == "http":
-        await _serve_http(server, host, port)
+    server = create_server(settings, transport=args.transport)
+    if args.transport == "http":
+        await _serve_http(server, settings, args)
         return
     async with anyio.create_task_group() as tg:
         async def on_signal() -> None:
@@ -94,11 +95,19 @@ async def _serve(settings: Settings, transport: str, host: str, port: int) -> No
         tg.cancel_scope.cancel()
 
 
-async def _serve_http(server: Any, host: str, port: int) -> None:
+async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace) -> None:
     import anyio
     import uvicorn
 
-    config = uvicorn.Config(server.streamable_http_app(host=host), host=host, port=port, log_level="warning")
+    from .security.http_token import TokenFile
+    from .tools.http import http_app, start_notes
+
+    host, port = args.host, args.port
+    token = None if args.no_auth else TokenFile(settings.http_token_file)
+    app = http_app(server, bind=host, token=token, hosts=args.allowed_host, origins=args.allowed_origin)
+    for line in start_notes(host, port, token=token, remote=args.allow_remote, hosts=args.allowed_host):
+        print(line, file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     web = uvicorn.Server(config)
 
     async def announce() -> None:
@@ -124,13 +133,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # under us (a re-clone deletes the project dir the client started us in, and jupyter_client
     # calls os.getcwd() for every kernel it starts).
     os.chdir(settings.home)
+    if args.transport == "http":
+        from .tools.http import start_refusal
+
+        refusal = start_refusal(args.host, allow_remote=args.allow_remote, auth=not args.no_auth,
+                                token_file=settings.http_token_file)
+        if refusal:
+            print(f"context-kernel serve: {refusal}", file=sys.stderr)
+            return 2
     die_with_parent(signal.SIGTERM)  # the client died without closing our stdin: stop cleanly
     from .hooks.liveness import clear, mark_alive
 
     # Hooks redirect the agent to ctx tools only while this file says a server is up.
     alive = mark_alive(settings.home, settings.project_dir)
     try:
-        anyio.run(_serve, settings, args.transport, args.host, args.port)
+        anyio.run(_serve, settings, args)
     finally:
         clear(alive)
     _hard_exit_later(EXIT_GRACE_S)
@@ -264,6 +281,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_token(args: argparse.Namespace) -> int:
+    import json
+
+    from .security.http_token import TokenFileError, ensure_token, write_token
+
+    path = build_settings(args, dict(os.environ)).http_token_file
+    try:
+        if args.action == "rotate":
+            write_token(path)
+            print(f"context-kernel: a new token is in {path}; a running server accepts only it from its next "
+                  "request on (clients need the new one: `context-kernel token show`)", file=sys.stderr)
+            return 0
+        if args.action == "path":
+            print(path)
+            return 0
+        token = ensure_token(path)
+    except (OSError, TokenFileError) as exc:
+        print(f"context-kernel token: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({"Authorization": f"Bearer {token}"}) if args.action == "header" else token)
+    return 0
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     # Runs on every tool call of the agent: the hook path imports the standard library only.
     from .hooks import hook_cli
@@ -298,7 +338,19 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--project", help="project directory (default: the client's project variable, else cwd)")
     serve.add_argument("--max-kernels", type=int, default=None)
+    serve.add_argument("--no-auth", action="store_true",
+                       help="http: accept requests without the bearer token (trusted setups; loopback only)")
+    serve.add_argument("--allow-remote", action="store_true", help="http: allow a --host other than loopback")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
+                       help="http: a Host header to accept besides loopback and the bound address (repeatable)")
+    serve.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                       help="http: an Origin to accept besides loopback ones, e.g. http://myhost:* (repeatable)")
     serve.set_defaults(func=cmd_serve)
+    token = sub.add_parser("token", help="the bearer token of the HTTP transport")
+    token.add_argument("action", choices=["show", "rotate", "path", "header"],
+                       help="show: print it (made if missing); rotate: replace it; path: print the file; "
+                            "header: print {\"Authorization\": \"Bearer …\"} (for a client's headers helper)")
+    token.set_defaults(func=cmd_token)
     doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts")
     doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
     doctor.add_argument("--project", default=None)

@@ -20,6 +20,7 @@ MAX_TIMEOUT_MS = 3_600_000
 
 
 DB_FILE = "context-kernel.sqlite3"
+HTTP_TOKEN_FILE = "http-token"
 
 
 def database_path(home: Path) -> Path:
@@ -61,6 +62,11 @@ class Settings:
     @property
     def db_path(self) -> Path:
         return database_path(self.home)
+
+    @property
+    def http_token_file(self) -> Path:
+        """The bearer token every HTTP request must carry (0600; `context-kernel token rotate`)."""
+        return self.home / HTTP_TOKEN_FILE
 
     @property
     def runtime_dir(self) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import select
 import signal
 import subprocess
@@ -13,12 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import httpx2
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import server_command, text_of
+from tests.e2e.http_harness import HttpServer
+from tests.e2e.http_harness import http_server as running_http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
@@ -62,41 +62,15 @@ async def test_stdio_reports_progress_while_a_cell_runs(tmp_path: Path, project:
 
 
 @pytest.fixture
-def http_server(tmp_path: Path, project: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*server_command("--transport", "http", "--port", "0", "--project", str(project))],
-        env=server_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )
-    try:
-        url = _read_listening_url(proc, timeout=30)
-        yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
-        assert proc.stderr is not None
-        proc.stderr.close()
+def http_server(tmp_path: Path, project: Path) -> Iterator[HttpServer]:
+    with running_http_server(tmp_path / "home", project) as server:
+        yield server
 
 
-def _read_listening_url(proc: subprocess.Popen[bytes], timeout: float) -> str:
-    assert proc.stderr is not None
-    deadline = time.monotonic() + timeout
-    buf = b""
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            break
-        chunk = os.read(proc.stderr.fileno(), 4096)
-        if not chunk:
-            break
-        buf += chunk
-        match = re.search(rb"listening on (http://\S+)", buf)
-        if match:
-            return match.group(1).decode()
-    raise AssertionError(f"server did not announce its address: {buf.decode(errors='replace')}")
-
-
-async def test_http_clients_with_their_own_sessions_do_not_share_kernels(http_server: str) -> None:
-    async with Client(http_server, mode="legacy") as first, Client(http_server, mode="legacy") as second:
+async def test_http_clients_with_their_own_sessions_do_not_share_kernels(http_server: HttpServer) -> None:
+    async with (http_server.http_client() as h1, http_server.http_client() as h2,
+                Client(streamable_http_client(http_server.url, http_client=h1), mode="legacy") as first,
+                Client(streamable_http_client(http_server.url, http_client=h2), mode="legacy") as second):
         await first.call_tool("ctx_execute", {"language": "python", "code": "who = 'first'"})
         mine = await first.call_tool("ctx_execute", {"language": "python", "code": "print(who)"})
         theirs = await second.call_tool("ctx_execute", {"language": "python", "code": "print(globals().get('who'))"})
@@ -104,12 +78,13 @@ async def test_http_clients_with_their_own_sessions_do_not_share_kernels(http_se
     assert text_of(theirs) == "None"
 
 
-async def test_http_stateless_clients_name_their_session_with_a_header(http_server: str) -> None:
-    async with (httpx2.AsyncClient(headers={"x-context-kernel-session": "alpha"}) as h1,
-                httpx2.AsyncClient(headers={"x-context-kernel-session": "beta"}) as h2,
-                Client(streamable_http_client(http_server, http_client=h1)) as alpha,
-                Client(streamable_http_client(http_server, http_client=h2)) as beta):
+async def test_http_stateless_clients_name_their_session_with_a_header(http_server: HttpServer) -> None:
+    async with (http_server.http_client(headers={"x-context-kernel-session": "alpha"}) as h1,
+                http_server.http_client(headers={"x-context-kernel-session": "beta"}) as h2,
+                Client(streamable_http_client(http_server.url, http_client=h1)) as alpha,
+                Client(streamable_http_client(http_server.url, http_client=h2)) as beta):
         await alpha.call_tool("ctx_execute", {"language": "python", "code": "tag = 'alpha'"})
+        h1.cookies.clear()  # the name alone keeps the session, whatever the cookie says
         again = await alpha.call_tool("ctx_execute", {"language": "python", "code": "print(tag)"})
         other = await beta.call_tool("ctx_execute", {"language": "python", "code": "print(globals().get('tag'))"})
     assert text_of(again) == "alpha"

@@ -1,5 +1,5 @@
-"""Security: Claude Code deny rules (shell commands, code in other languages, paths) and secret
-redaction before anything is stored.
+"""Security: Claude Code deny rules (shell commands, code in other languages, paths), secret
+redaction before anything is stored, and the HTTP transport's bearer token (`http_token`).
 
 Standard library only, because the hooks import it on every tool call (< 150 ms to answer):
 no SQLAlchemy, anyio or mcp here, and a test keeps it so.

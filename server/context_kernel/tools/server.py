@@ -29,7 +29,7 @@ from ..settings import Settings
 from . import batch, execute, export, fetch, knowledge, meta
 from .context import ServerState, holder_and_session, text_result
 from .schema import compact_schema
-from .sessions import SessionIds
+from .sessions import SESSION_META_KEY, SessionIds
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,9 @@ class ContextKernelServer(MCPServer[ServerState]):
                 result = error_result(name, exc)
         if context is not None and isinstance(result, CallToolResult):
             holder, session = holder_and_session(context)  # resolved now, while the request is current
+            handle = context.request_context.lifespan_context.sessions.handle_to_return(context)
+            if handle is not None:  # over HTTP: how a client without cookies continues this session
+                result = result.model_copy(update={"meta": {**(result.meta or {}), SESSION_META_KEY: handle}})
             record = CallRecord(session.id, name, (time.perf_counter() - began) * 1000, meter.bytes_in,
                                 meter.bytes_indexed, _returned_bytes(result), bool(result.is_error))
 
