@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
 
+from .db import write
+
 # The spec's limits: an event equal to one of the session's last five is a repeat (a hook fired
 # twice, an agent re-reading a file in a loop); a session keeps at most 1,000 events.
 DEDUP_WINDOW = 5
@@ -63,7 +65,7 @@ class EventRepository:
     def add(self, session_id: str, client: str | None, events: Sequence[NewEvent],
             max_events: int = MAX_EVENTS_PER_SESSION, project_dir: str | None = None) -> int:
         """Store events not repeating one of the last five; evict beyond the cap. Returns how many were kept."""
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             recent = [(r.type, r.data) for r in conn.execute(text(
                 "SELECT type, data FROM session_events WHERE session_id = :s ORDER BY id DESC LIMIT :n"),
                 {"s": session_id, "n": DEDUP_WINDOW})]
@@ -96,7 +98,7 @@ class EventRepository:
                 "SELECT session_id, count(*) FROM session_events GROUP BY session_id"))}
 
     def save_resume(self, session_id: str, client: str | None, snapshot: str, event_count: int) -> None:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             conn.execute(text(
                 "INSERT INTO session_resume (session_id, client, snapshot, event_count, created_at, consumed_at) "
                 "VALUES (:s, :c, :snap, :n, :at, NULL) ON CONFLICT(session_id) DO UPDATE SET "
@@ -112,7 +114,7 @@ class EventRepository:
         return ResumeRow(*row) if row else None
 
     def mark_consumed(self, session_id: str) -> None:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             conn.execute(text("UPDATE session_resume SET consumed_at = :t WHERE session_id = :s"),
                          {"t": time.time(), "s": session_id})
 
@@ -125,7 +127,7 @@ class EventRepository:
 
     def purge_project(self, project_dir: str) -> int:
         """Delete the session memory (events, snapshots) of every client session of a project."""
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             sessions = [r[0] for r in conn.execute(text(
                 "SELECT DISTINCT session_id FROM session_events WHERE project_dir = :p"), {"p": project_dir})]
             removed = 0
@@ -136,7 +138,7 @@ class EventRepository:
         return removed
 
     def delete_session(self, session_id: str) -> int:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             n = conn.execute(text("DELETE FROM session_events WHERE session_id = :s"), {"s": session_id}).rowcount
             conn.execute(text("DELETE FROM session_resume WHERE session_id = :s"), {"s": session_id})
         return int(n or 0)
@@ -145,7 +147,7 @@ class EventRepository:
 
     def record_call(self, session_id: str, tool: str, *, duration_ms: float, bytes_in: int, bytes_indexed: int,
                     bytes_returned: int, is_error: bool) -> None:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             conn.execute(text(
                 "INSERT INTO tool_calls (session_id, tool, at, duration_ms, bytes_in, bytes_indexed, bytes_returned, "
                 "is_error) VALUES (:s, :t, :at, :d, :i, :x, :r, :e)"),

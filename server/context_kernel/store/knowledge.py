@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, bindparam, text
 
 from ..knowledge.model import Chunk
+from .db import write
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class KnowledgeRepository:
 
     def replace_sources(self, specs: Sequence[SourceSpec]) -> list[SourceRow]:
         """Several sources in one transaction: a directory indexes faster as one write."""
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             return [_replace(conn, spec) for spec in specs]
 
     def get_source(self, label: str) -> SourceRow | None:
@@ -129,7 +130,7 @@ class KnowledgeRepository:
         """Put every chunk the trigram index lacks into it, in one statement; returns how many."""
         if not self.trigram_backlog():
             return 0
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             added = conn.execute(text(
                 "INSERT INTO chunks_trigram(rowid, title, content) SELECT id, title, content FROM chunks "
                 "WHERE id > (SELECT upto FROM trigram_state)")).rowcount
@@ -184,14 +185,14 @@ class KnowledgeRepository:
         if not chunk_ids:
             return
         now = time.time()
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             conn.execute(text(
                 "INSERT OR IGNORE INTO sent_chunks (session_id, chunk_id, call_no, sent_at) "
                 "VALUES (:s, :c, :n, :t)"), [{"s": session_id, "c": c, "n": call_no, "t": now} for c in chunk_ids])
 
     def purge(self, *, session_id: str | None = None, project_dir: str | None = None) -> dict[str, int]:
         """Delete indexed sources and execution records of a session, or of a whole project."""
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             params: dict[str, object]
             if session_id is not None:
                 where, params = "session_id = :v", {"v": session_id}
@@ -210,7 +211,7 @@ class KnowledgeRepository:
 
 def delete_older_than(engine: Engine, cutoff: float, kind: str) -> int:
     """Remove sources of `kind` indexed before `cutoff` (fetched pages are kept 14 days)."""
-    with engine.begin() as conn:
+    with write(engine) as conn:
         return _delete_sources(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
 
 
