@@ -147,7 +147,7 @@ def _guarded(fn: Callable[[], T], path: Path | None) -> T:
             if "locked" in str(exc.orig) and attempt < LOCK_RETRIES:
                 continue
             raise store_error(exc, path) from exc
-        except SQLAlchemyError as exc:
+        except (SQLAlchemyError, sqlite3.Error) as exc:  # sqlite3's own: statements on the raw connection
             raise store_error(exc, path) from exc
     raise AssertionError("unreachable")
 
@@ -160,7 +160,7 @@ _KNOWN_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "free space on that disk (or point CONTEXT_KERNEL_HOME at another one), then call again; "
      "`context-kernel doctor` shows how big the database and the logs are"),
     (("file is not a database", "database disk image is malformed"),
-     "the database file is damaged: it is not a valid SQLite database ({path})",
+     "the database file is damaged: corrupted, or not an SQLite database ({path})",
      "move it aside (`mv {path} {path}.broken`) and call again: a new, empty database is created "
      "(`sqlite3 {path}.broken .recover` may save the old records); `context-kernel doctor` checks it"),
     (("attempt to write a readonly database",), "the database is read-only ({path})", _HINT_WRITABLE),

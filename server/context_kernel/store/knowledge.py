@@ -200,7 +200,7 @@ class KnowledgeRepository:
             else:
                 where, params = "project_dir = :v", {"v": project_dir}
                 sessions = [r[0] for r in conn.execute(text("SELECT id FROM sessions WHERE project_dir = :v"), params)]
-            sources = _delete_sources(conn, where, params)
+            sources = delete_sources_where(conn, where, params)
             executions = 0
             for sid in sessions:
                 executions += conn.execute(text("DELETE FROM executions WHERE session_id = :s"), {"s": sid}).rowcount
@@ -212,11 +212,11 @@ class KnowledgeRepository:
 def delete_older_than(engine: Engine, cutoff: float, kind: str) -> int:
     """Remove sources of `kind` indexed before `cutoff` (fetched pages are kept 14 days)."""
     with write(engine) as conn:
-        return _delete_sources(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
+        return delete_sources_where(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
 
 
 def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
-    _delete_sources(conn, "label = :label", {"label": spec.label})
+    delete_sources_where(conn, "label = :label", {"label": spec.label})
     chunks = spec.chunks
     result = conn.execute(text(
         "INSERT INTO sources (label, kind, origin, content_hash, mtime, bytes, chunk_count, code_chunks, "
@@ -239,7 +239,8 @@ def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
     return SourceRow(**row)
 
 
-def _delete_sources(conn: Connection, where: str, params: dict[str, object]) -> int:
+def delete_sources_where(conn: Connection, where: str, params: dict[str, object]) -> int:
+    """Delete the sources matching a WHERE clause (our own SQL, never user text) with their chunks."""
     # Chunks first, explicitly, so the FTS delete triggers run for every row.
     ids = [r[0] for r in conn.execute(text(f"SELECT id FROM sources WHERE {where}"), params)]
     for sid in ids:
