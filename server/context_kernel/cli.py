@@ -288,8 +288,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
     # Runs on every tool call of the agent: the hook path imports the standard library only.
     from .hooks import hook_cli
 
-    stdin_text = sys.stdin.buffer.read().decode("utf-8", "replace")
-    return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ))
+    stdin_text, problem = hook_cli.read_stdin(sys.stdin.buffer)  # bounded: a client may never close it
+    return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ), stdin_problem=problem)
 
 
 def _console_script() -> str:

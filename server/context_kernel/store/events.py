@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
 
+from ..hooks.model import MAX_EVENTS_PER_SESSION, most_important
 from .db import write
 
 # The spec's limits: an event equal to one of the session's last five is a repeat (a hook fired
 # twice, an agent re-reading a file in a loop); a session keeps at most 1,000 events.
 DEDUP_WINDOW = 5
-MAX_EVENTS_PER_SESSION = 1000
+__all__ = ["DEDUP_WINDOW", "MAX_EVENTS_PER_SESSION", "EventRepository", "EventRow", "NewEvent", "ResumeRow",
+           "ToolTotals"]
 
 
 @dataclass(frozen=True)
@@ -64,26 +67,33 @@ class EventRepository:
 
     def add(self, session_id: str, client: str | None, events: Sequence[NewEvent],
             max_events: int = MAX_EVENTS_PER_SESSION, project_dir: str | None = None) -> int:
-        """Store events not repeating one of the last five; evict beyond the cap. Returns how many were kept."""
+        """Store events not repeating one of the last five; evict beyond the cap. Returns how many were kept.
+
+        Linear in the events given, and the SQL is bounded by the cap: of a batch larger than the
+        cap only the events the cap would keep are inserted (one executemany), not 50,000 rows
+        inserted to delete 49,000 of them.
+        """
         with write(self.engine) as conn:
-            recent = [(r.type, r.data) for r in conn.execute(text(
+            rows = conn.execute(text(
                 "SELECT type, data FROM session_events WHERE session_id = :s ORDER BY id DESC LIMIT :n"),
-                {"s": session_id, "n": DEDUP_WINDOW})]
-            recent.reverse()
-            kept = 0
+                {"s": session_id, "n": DEDUP_WINDOW}).all()
+            recent: deque[tuple[str, str]] = deque(((r.type, r.data) for r in reversed(rows)), maxlen=DEDUP_WINDOW)
+            fresh: list[NewEvent] = []
             for ev in events:
                 key = (ev.type, ev.data)
-                if key in recent[-DEDUP_WINDOW:]:
+                if key in recent:
                     continue
+                recent.append(key)
+                fresh.append(ev)
+            chosen = [fresh[i] for i in most_important([ev.priority for ev in fresh], max_events)]
+            if chosen:
                 conn.execute(text(
                     "INSERT INTO session_events (session_id, client, type, category, priority, data, created_at, "
                     "project_dir) VALUES (:s, :c, :t, :cat, :p, :d, :at, :proj)"),
-                    {"s": session_id, "c": client, "t": ev.type, "cat": ev.category, "p": ev.priority,
-                     "d": ev.data, "at": ev.created_at, "proj": project_dir})
-                recent.append(key)
-                kept += 1
+                    [{"s": session_id, "c": client, "t": ev.type, "cat": ev.category, "p": ev.priority,
+                      "d": ev.data, "at": ev.created_at, "proj": project_dir} for ev in chosen])
             _evict(conn, session_id, max_events)
-        return kept
+        return len(fresh)
 
     def events(self, session_id: str) -> list[EventRow]:
         with self.engine.connect() as conn:
