@@ -105,33 +105,36 @@ def _damage(path: Path) -> None:
         f.write(os.urandom(4096 - 100))
 
 
-@pytest.mark.parametrize("damage", ["not-a-database", "malformed"])
-async def test_a_damaged_database_file_is_named_in_every_answer_with_what_to_do(
-        tmp_path: Path, project: Path, damage: str) -> None:
+@pytest.fixture(params=["not-a-database", "malformed"])
+def damaged_home(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A data dir whose database is a text file, or a real database with its schema page overwritten."""
     home = tmp_path / "home"
     home.mkdir()
-    if damage == "not-a-database":
+    if request.param == "not-a-database":
         (home / DB).write_bytes(b"these are not the bytes of an SQLite database\n" * 200)
     else:
         _damage(home / DB)
-    async with Client(params(home, project)) as client:
+    return home
+
+
+def doctor(home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "context_kernel", "doctor", "--no-start"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "CONTEXT_KERNEL_HOME": str(home)}, check=False)
+
+
+async def test_a_damaged_database_file_is_named_in_every_answer_with_what_to_do(
+        damaged_home: Path, project: Path) -> None:
+    db = damaged_home / DB
+    async with Client(params(damaged_home, project)) as client:
         for tool, args in (("ctx_search", {"queries": ["anything"]}), ("ctx_stats", {})):
             result = await client.call_tool(tool, args)
             assert result.is_error, tool
             assert "database file is damaged" in text_of(result), text_of(result)
-            assert f"mv {home / DB} {home / DB}.broken" in text_of(result)
+            assert f"mv {db} {db}.broken" in text_of(result)
 
 
-@pytest.mark.parametrize("damage", ["not-a-database", "malformed"])
-def test_doctor_fails_a_database_that_does_not_open_or_pass_quick_check(tmp_path: Path, damage: str) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    if damage == "not-a-database":
-        (home / DB).write_bytes(b"not a database\n" * 500)
-    else:
-        _damage(home / DB)
-    done = subprocess.run([sys.executable, "-m", "context_kernel", "doctor", "--no-start"], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "CONTEXT_KERNEL_HOME": str(home)}, check=False)
+def test_doctor_fails_a_database_that_does_not_open_or_pass_quick_check(damaged_home: Path) -> None:
+    done = doctor(damaged_home)
     database = [line for line in done.stdout.splitlines() if line.startswith(("[OK] database", "[FAIL] database"))]
     assert database and database[0].startswith("[FAIL] database"), done.stdout
     assert "move it aside" in database[0]
@@ -143,8 +146,7 @@ def test_doctor_reports_the_size_of_a_healthy_database_and_of_the_logs(tmp_path:
     (home / "logs").mkdir(parents=True)
     (home / "logs" / "kernel-python3-abc.log").write_text("started\n")
     open_engine(home / DB).dispose()
-    done = subprocess.run([sys.executable, "-m", "context_kernel", "doctor", "--no-start"], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "CONTEXT_KERNEL_HOME": str(home)}, check=False)
+    done = doctor(home)
     lines = {line.split(":", 1)[0]: line for line in done.stdout.splitlines()}
     assert "quick_check ok" in lines["[OK] database"] and " MB" in lines["[OK] database"]
     assert "1 kernel logs" in lines["[OK] logs"]
