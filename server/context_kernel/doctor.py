@@ -102,7 +102,7 @@ def check_home(settings: Settings) -> Check:
 
 def check_database(settings: Settings) -> list[Check]:
     """Does the database open and pass quick_check; how big are it and the logs (retention keeps them)."""
-    from .store.retention import KERNEL_LOG_GLOB, inspect_database
+    from .store.retention import KERNEL_LOG_GLOB, file_size, inspect_database
 
     report = inspect_database(settings.db_path)
     mb = 1024 * 1024
@@ -120,7 +120,7 @@ def check_database(settings: Settings) -> list[Check]:
     except OSError:
         files = []
     kernel_logs = sum(1 for p in files if p.match(KERNEL_LOG_GLOB))
-    size = sum(p.stat().st_size for p in files)
+    size = sum(file_size(p) for p in files)  # a log may go meanwhile (another server's retention)
     logs = Check("OK", "logs", f"{settings.log_dir}: {len(files)} files, {size / mb:.1f} MB ({kernel_logs} kernel "
                  f"logs; at most {settings.max_kernel_logs} kept)")
     return [db, logs]

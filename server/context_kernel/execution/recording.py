@@ -49,6 +49,8 @@ class Recorder:
 
     async def finish(self, exec_id: int, end: ExecutionEnd) -> StoreError | None:
         """Write a call's final record; on failure a smaller one, else keep it for a later try."""
+        # A newer end replaces an older one still waiting (a background cell's `running`).
+        self._deferred.pop(exec_id, None)
         try:
             await self._db.run(self._executions.finish, exec_id, end)
             return None

@@ -161,7 +161,7 @@ def used_bytes(engine: Engine) -> int:
 
 def file_bytes(engine: Engine) -> int:
     path = engine.url.database
-    return sum(_size(Path(f"{path}{suffix}")) for suffix in ("", "-wal")) if path else 0
+    return sum(file_size(Path(f"{path}{suffix}")) for suffix in ("", "-wal")) if path else 0
 
 
 def prune_kernel_logs(log_dir: Path, policy: RetentionPolicy, now: float | None = None) -> int:
@@ -204,7 +204,7 @@ def inspect_database(path: Path) -> DatabaseReport:
 
     if not path.exists():
         return DatabaseReport(path, exists=False)
-    size, wal = _size(path), _size(Path(f"{path}-wal"))
+    size, wal = file_size(path), file_size(Path(f"{path}-wal"))
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
@@ -224,7 +224,7 @@ def inspect_database(path: Path) -> DatabaseReport:
                           bytes=size, wal_bytes=wal)
 
 
-def _size(path: Path) -> int:
+def file_size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
