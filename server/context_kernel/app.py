@@ -11,6 +11,7 @@ records) lives in the services.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from .web.service import FetchService
 
 CULL_EVERY_S = 60.0
+RETENTION_EVERY_S = 86_400.0
+
+log = logging.getLogger(__name__)
 
 
 def kernel_factory(settings: Settings) -> KernelFactory:
@@ -108,6 +112,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
             await pool.cull_idle()
 
     tg.start_soon(cull_loop)
+    tg.start_soon(_retention_loop, db, settings)
 
     def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         tg.start_soon(fn)
@@ -140,6 +145,23 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                               after_purge=execution.forget_sessions),
         _resources=Resources(db, pool, fetcher),
     )
+
+
+async def _retention_loop(db: Database, settings: Settings) -> None:
+    """Old records and kernel logs go when the server starts, then daily (store/retention.py)."""
+    from .errors import StoreError
+    from .store.retention import RetentionPolicy, run_retention
+
+    policy = RetentionPolicy(days=settings.retention_days, max_db_mb=settings.max_db_mb,
+                             max_kernel_logs=settings.max_kernel_logs)
+    while True:
+        try:
+            log.info("%s", (await run_retention(db, settings.log_dir, policy)).summary())
+        except StoreError as exc:  # a full disk, say: the server works on, the next pass tries again
+            log.warning("retention pass failed: %s", exc.message)
+        except Exception:  # a bug here must not take the server down with it
+            log.exception("retention pass failed")
+        await anyio.sleep(RETENTION_EVERY_S)
 
 
 class AppHolder:

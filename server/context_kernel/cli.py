@@ -26,7 +26,16 @@ from typing import Any
 from .clients import CLIENT_NAMES
 from .lifeline import die_with_parent
 from .locations import claude_user_settings, data_home, project_dir, user_home
-from .settings import DEFAULT_HARD_CAP, DEFAULT_RETURN_BUDGET, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, Settings
+from .settings import (
+    DEFAULT_HARD_CAP,
+    DEFAULT_MAX_DB_MB,
+    DEFAULT_MAX_KERNEL_LOGS,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_RETURN_BUDGET,
+    DEFAULT_TIMEOUT_MS,
+    MAX_TIMEOUT_MS,
+    Settings,
+)
 from .setup.cli import add_parsers as add_setup_parsers
 
 EXIT_GRACE_S = 8.0
@@ -37,6 +46,13 @@ def _env_int(env: dict[str, str], name: str, default: int) -> int:
         return int(env.get(name, default))
     except ValueError:
         raise SystemExit(f"{name} must be an integer, got {env[name]!r}") from None
+
+
+def _env_float(env: dict[str, str], name: str, default: float) -> float:
+    try:
+        return float(env.get(name, default))
+    except ValueError:
+        raise SystemExit(f"{name} must be a number, got {env[name]!r}") from None
 
 
 def _fetch_proxy(env: dict[str, str]) -> str | None:
@@ -63,6 +79,9 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         base_env=dict(env),
         user_home=user_home(env),
         claude_settings=claude_user_settings(env),
+        retention_days=_env_float(env, "CONTEXT_KERNEL_RETENTION_DAYS", DEFAULT_RETENTION_DAYS),
+        max_db_mb=_env_int(env, "CONTEXT_KERNEL_MAX_DB_MB", DEFAULT_MAX_DB_MB),
+        max_kernel_logs=_env_int(env, "CONTEXT_KERNEL_MAX_KERNEL_LOGS", DEFAULT_MAX_KERNEL_LOGS),
     )
 
 
@@ -128,7 +147,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
     settings = build_settings(args, dict(os.environ))
-    settings.home.mkdir(parents=True, exist_ok=True)
+    from .doctor import home_problem
+
+    problem = home_problem(settings.home)
+    if problem:  # a read-only home: say so in one line (a client shows it) rather than die with a traceback
+        print(f"context-kernel serve: {problem}", file=sys.stderr)
+        return 2
     # Every path is absolute from here on; the data dir is a working directory that cannot vanish
     # under us (a re-clone deletes the project dir the client started us in, and jupyter_client
     # calls os.getcwd() for every kernel it starts).
@@ -308,8 +332,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
     # Runs on every tool call of the agent: the hook path imports the standard library only.
     from .hooks import hook_cli
 
-    stdin_text = sys.stdin.buffer.read().decode("utf-8", "replace")
-    return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ))
+    stdin_text, problem = hook_cli.read_stdin(sys.stdin.buffer)  # bounded: a client may never close it
+    return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ), stdin_problem=problem)
 
 
 def _console_script() -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -80,15 +82,48 @@ def check_sqlite() -> Check:
     return Check("FAIL", "sqlite", f"{sqlite_version()}: FTS5/trigram unavailable ({problem})")
 
 
-def check_home(settings: Settings) -> Check:
+def home_problem(home: Path) -> str | None:
+    """None when the data dir exists (or can be made) and a file can be written in it; else why not."""
     try:
-        settings.home.mkdir(parents=True, exist_ok=True)
-        probe = settings.home / ".doctor-probe"
+        home.mkdir(parents=True, exist_ok=True)
+        probe = home / f".write-probe-{os.getpid()}"
         probe.write_text("ok")
         probe.unlink()
-        return Check("OK", "data dir", str(settings.home))
+        return None
     except OSError as exc:
-        return Check("FAIL", "data dir", f"{settings.home} is not writable: {exc}")
+        return (f"the data dir {home} is not writable ({exc.strerror or exc}): make it writable, or point "
+                "CONTEXT_KERNEL_HOME at a writable directory")
+
+
+def check_home(settings: Settings) -> Check:
+    problem = home_problem(settings.home)
+    return Check("FAIL", "data dir", problem) if problem else Check("OK", "data dir", str(settings.home))
+
+
+def check_database(settings: Settings) -> list[Check]:
+    """Does the database open and pass quick_check; how big are it and the logs (retention keeps them)."""
+    from .store.retention import KERNEL_LOG_GLOB, file_size, inspect_database
+
+    report = inspect_database(settings.db_path)
+    mb = 1024 * 1024
+    if not report.exists:
+        db = Check("OK", "database", f"{report.path} not created yet (the first tool call creates it)")
+    elif report.problem:
+        db = Check("FAIL", "database", report.problem)
+    else:
+        vacuum = "incremental vacuum" if report.incremental_vacuum else "no auto-vacuum yet (the server converts it)"
+        db = Check("OK", "database", f"{report.path}: quick_check ok, {report.bytes / mb:.1f} MB + WAL "
+                   f"{report.wal_bytes / mb:.1f} MB ({report.free_bytes / mb:.1f} MB free pages; {vacuum}); "
+                   f"keeps {settings.retention_days:g} days, at most {settings.max_db_mb} MB")
+    try:
+        files = [p for p in settings.log_dir.iterdir() if p.is_file()]
+    except OSError:
+        files = []
+    kernel_logs = sum(1 for p in files if p.match(KERNEL_LOG_GLOB))
+    size = sum(file_size(p) for p in files)  # a log may go meanwhile (another server's retention)
+    logs = Check("OK", "logs", f"{settings.log_dir}: {len(files)} files, {size / mb:.1f} MB ({kernel_logs} kernel "
+                 f"logs; at most {settings.max_kernel_logs} kept)")
+    return [db, logs]
 
 
 def check_versions() -> Check:
@@ -140,7 +175,7 @@ KERNEL_CHECK_CONCURRENCY = 3
 
 
 async def collect(settings: Settings, start: bool, kernels: KernelFactory) -> list[Check]:
-    checks = [check_versions(), check_home(settings), check_sqlite()]
+    checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings)]
     results: dict[str, Check] = {}
     limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
 
@@ -160,4 +195,5 @@ def run_doctor(settings: Settings, kernels: KernelFactory, start: bool = True) -
     checks = anyio.run(collect, settings, start, kernels)
     for check in checks:
         print(check.line(), flush=True)
-    return 1 if any(c.level == "FAIL" and c.subject in ("sqlite", "data dir", "versions") for c in checks) else 0
+    essential = ("sqlite", "data dir", "database", "versions")
+    return 1 if any(c.level == "FAIL" and c.subject in essential for c in checks) else 0

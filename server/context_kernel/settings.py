@@ -19,6 +19,12 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 3_600_000
 
 
+# Retention (store/retention.py says what goes): records of sessions idle this long, the database's
+# size beyond which the least recently active sessions go, and how many kernel logs are kept.
+DEFAULT_RETENTION_DAYS = 30.0
+DEFAULT_MAX_DB_MB = 512
+DEFAULT_MAX_KERNEL_LOGS = 100
+
 DB_FILE = "context-kernel.sqlite3"
 HTTP_TOKEN_FILE = "http-token"
 
@@ -58,6 +64,12 @@ class Settings:
     """Claude Code's global settings file (deny rules); None: `~/.claude/settings.json` under user_home."""
     base_env: dict[str, str] | None = None
     """The environment kernels inherit, before scrubbing; None means the server's own."""
+    retention_days: float = DEFAULT_RETENTION_DAYS
+    """Records of sessions idle longer than this are removed at start and daily; 0 keeps them all."""
+    max_db_mb: int = DEFAULT_MAX_DB_MB
+    """A database bigger than this loses its least recently active sessions first; 0: no cap."""
+    max_kernel_logs: int = DEFAULT_MAX_KERNEL_LOGS
+    """Kernel log files kept in `log_dir`, newest first; 0: no cap."""
 
     @property
     def db_path(self) -> Path:

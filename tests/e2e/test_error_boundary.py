@@ -39,7 +39,8 @@ async def test_a_store_that_cannot_open_answers_with_its_hint_and_the_call_is_co
     settings.db_path.mkdir()  # a directory where the database file should be: SQLite cannot open it
     async with Client(create_server(settings)) as client:
         failed = await client.call_tool("ctx_search", {"queries": ["anything"]})
-        assert_error(failed, "cannot open the database", StoreError.hint)
+        assert_error(failed, f"the database file cannot be opened or created ({settings.db_path})",
+                     "point CONTEXT_KERNEL_HOME at a writable directory")
         shutil.rmtree(settings.db_path)  # the user mends the data dir; no restart needed
         await client.call_tool("ctx_index", {"content": "opens the store", "source": "s"})  # and writes the backlog
         stats = text_of(await client.call_tool("ctx_stats", {}))

@@ -1,11 +1,14 @@
 """Collects one cell's IOPub messages: nbformat outputs for the record, bounded text for the agent.
 
 Memory stays bounded whatever a cell prints: text for the reply lives in HeadTail buffers, and
-recorded outputs are handed to the store in batches (`take_pending`) as they accumulate.
+recorded outputs are handed to the store in batches (`take_pending`) as they accumulate: at
+256 KB, or once a second, so a server killed mid-cell leaves in the record what was printed up to
+about a second before (the runner asks on each message and on its liveness tick; no timer).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import nbformat
@@ -16,6 +19,7 @@ OUTPUT_TYPES = frozenset({"stream", "display_data", "execute_result", "error", "
 # Stream rows in the store are coalesced up to this size, so a flood is not a row per line.
 STREAM_ROW_BYTES = 64 * 1024
 FLUSH_BYTES = 256 * 1024
+FLUSH_INTERVAL_S = 1.0
 
 
 class OutputCollector:
@@ -29,6 +33,7 @@ class OutputCollector:
         self.rich: list[str] = []
         self._pending: list[dict[str, Any]] = []
         self._pending_bytes = 0
+        self._flushed_at = time.monotonic()
         self._seq = 0
         self._dropped_after_cap = 0
 
@@ -100,7 +105,10 @@ class OutputCollector:
 
     @property
     def should_flush(self) -> bool:
-        return self._pending_bytes >= FLUSH_BYTES
+        """A batch is due: 256 KB pending, or anything pending for a second since the last flush."""
+        if self._pending_bytes >= FLUSH_BYTES:
+            return True
+        return bool(self._pending) and time.monotonic() - self._flushed_at >= FLUSH_INTERVAL_S
 
     def take_pending(self) -> tuple[int, list[dict[str, Any]]]:
         """(first sequence number, outputs) to append to the record; clears the batch."""
@@ -109,6 +117,7 @@ class OutputCollector:
         self._seq += len(batch)
         self._pending = []
         self._pending_bytes = 0
+        self._flushed_at = time.monotonic()
         return first, batch
 
     @property

@@ -84,6 +84,8 @@ class CellRun:
                 if not await self.kernel.is_alive():
                     self.died = True
                     self.finished = True
+                elif self.collector.should_flush:  # a quiet cell's last lines reach the record too
+                    await self.flush()
                 continue
             if msg.get("parent_header", {}).get("msg_id") != self._msg_id:
                 continue  # output of an earlier, abandoned cell

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from ..errors import ContextKernelError, InvalidRequest, KernelError
+from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
 from ..file_content import preamble
 from ..kernels.backend import JupyterKernel
 from ..kernels.languages import Language, language_for_kernel, resolve_language
@@ -31,6 +31,7 @@ from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
 from .collector import OutputCollector
 from .files import file_hash
+from .recording import CellRecord, Recorder
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
@@ -66,6 +67,7 @@ class ExecutionService:
     ) -> None:
         self._db = db
         self._executions = executions
+        self._recorder = Recorder(db, executions)
         self._pool = pool
         self._project_dir = project_dir
         self._limits = limits
@@ -100,16 +102,12 @@ class ExecutionService:
         except ContextKernelError as exc:
             await self._refuse(req, session, exc)
             raise
-        exec_id = await self._db.run(self._executions.start, ExecutionStart(
+        record = await self._recorder.start(ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=language.name if language else req.language,
             kernel_name=kernel_name, fresh=req.fresh, background=req.background, intent=req.intent,
             file_path=str(file_path) if file_path else None, file_hash=digest, timeout_ms=timeout_ms,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
-
-        async def flush(first: int, batch: list[dict[str, Any]]) -> None:
-            await self._db.run(self._executions.add_outputs, exec_id, first, batch)
-
         stack = AsyncExitStack()
         try:
             kernel = await self._kernel(stack, req, session, kernel_name)
@@ -118,13 +116,13 @@ class ExecutionService:
             deadline = time.monotonic() + timeout_ms / 1000
             if file_path is not None:
                 await self._define_file_vars(kernel, language, file_path, deadline)
-            run = CellRun(kernel, collector, flush, progress, self._limits.progress_interval_s)
+            run = CellRun(kernel, collector, record.add_outputs, progress, self._limits.progress_interval_s)
             metadata = {"context_kernel": {"file_path": str(file_path)}} if file_path else None
             run.send(req.code, metadata)
             if await run.wait(deadline):
                 outcome = await run.outcome()
             elif req.background:
-                return await self._go_background(run, stack, exec_id, req, language, clamp_note)
+                return await self._go_background(run, stack, record, req, language, clamp_note)
             else:
                 outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
                 outcome.note = f"timed out after {timeout_ms / 1000:g} s"
@@ -133,7 +131,7 @@ class ExecutionService:
         except KernelError as exc:
             await stack.aclose()
             reply_text = str(exc)  # what the MCP edge will answer
-            await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+            await record.finish(ExecutionEnd(
                 status="error", error_name=type(exc).__name__, error_value=exc.message,
                 returned_text=reply_text, returned_kind="full", bytes_returned=len(reply_text.encode()),
             ))
@@ -142,10 +140,10 @@ class ExecutionService:
             await stack.aclose()
             # Cancelled (client went away) or a bug: the record must not stay `pending` forever.
             with _shielded():
-                await self._db.run(self._executions.finish, exec_id, ExecutionEnd(status="interrupted"))
+                await record.finish(ExecutionEnd(status="interrupted"))
             raise
         await stack.aclose()
-        return await self._complete(exec_id, req, session, language, collector, outcome, clamp_note, kernel,
+        return await self._complete(record, req, session, language, collector, outcome, clamp_note, kernel,
                                     stopped)
 
     def _resolve(self, req: ExecuteRequest) -> tuple[Language | None, str]:
@@ -191,11 +189,12 @@ class ExecutionService:
             raise InvalidRequest(f"could not load {path} into the kernel: {detail}".strip(),
                                  hint="check that the file is readable text")
 
-    async def _go_background(self, run: CellRun, stack: AsyncExitStack, exec_id: int, req: ExecuteRequest,
+    async def _go_background(self, run: CellRun, stack: AsyncExitStack, record: CellRecord, req: ExecuteRequest,
                              language: Language | None, clamp_note: str) -> ExecuteReply:
+        exec_id = record.exec_id
         reply = shape_reply(run.collector, CellOutcome(status="running"), exec_id=exec_id, language=language,
                             notes=[n for n in [clamp_note] if n])
-        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+        await record.finish(ExecutionEnd(
             status="running", kernel_instance=run.kernel.instance_id, bytes_produced=run.collector.bytes_produced,
             bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
         ))
@@ -214,7 +213,7 @@ class ExecutionService:
                                           error_value="the server stopped before the background cell finished")
                 with _shielded():
                     await run.flush()
-                    await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+                    await record.finish(ExecutionEnd(
                         status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
                         execution_count=outcome.execution_count, bytes_produced=run.collector.bytes_produced,
                         bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
@@ -227,8 +226,8 @@ class ExecutionService:
                 done.set()
 
         self._spawn(finish_later)
-        return ExecuteReply(reply.text, False, "running", exec_id, run.collector.bytes_produced,
-                            len(reply.text.encode()))
+        text = _with_note(reply.text, record.reply_note())
+        return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
 
     async def run_recorded(self, kernel: JupyterKernel, req: ExecuteRequest, session: SessionRef,
                            deadline: float, label: str = "") -> tuple[int, CellOutcome, OutputCollector]:
@@ -237,28 +236,24 @@ class ExecutionService:
         The note carries the command's label as a JSON string; notebook export shows it.
         """
         await self._touch(session)
-        exec_id = await self._db.run(self._executions.start, ExecutionStart(
+        record = await self._recorder.start(ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=kernel.kernel_name,
             timeout_ms=req.timeout_ms, fresh=True,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
-
-        async def flush(first: int, batch: list[dict[str, Any]]) -> None:
-            await self._db.run(self._executions.add_outputs, exec_id, first, batch)
-
-        run = CellRun(kernel, collector, flush)
+        run = CellRun(kernel, collector, record.add_outputs)
         run.send(req.code)
         if await run.wait(deadline):
             outcome = await run.outcome()
         else:
             outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
-        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+        await record.finish(ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
             bytes_produced=collector.bytes_produced, returned_kind="indexed",
             note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results",
         ))
-        return exec_id, outcome, collector
+        return record.exec_id, outcome, collector
 
     async def recorded_output(self, exec_id: int) -> str:
         text, _ = await self._db.run(recorded_stdout, self._executions, exec_id, MAX_INDEXED_OUTPUT)
@@ -277,11 +272,17 @@ class ExecutionService:
             return True
         return False
 
-    async def _complete(self, exec_id: int, req: ExecuteRequest, session: SessionRef, language: Language | None,
+    async def _complete(self, record: CellRecord, req: ExecuteRequest, session: SessionRef, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
                         kernel: JupyterKernel, stopped: str | None = None) -> ExecuteReply:
+        exec_id = record.exec_id
         notes = [n for n in [clamp_note, outcome.note] if n]
-        body, label = await self._index_large_output(exec_id, req, session, collector)
+        body, label = None, None
+        if record.problem is None:  # with outputs missing from the record, the reply's head and tail is all there is
+            try:
+                body, label = await self._index_large_output(exec_id, req, session, collector)
+            except StoreError as exc:
+                record.problem = exc
         reply = shape_reply(collector, outcome, exec_id=exec_id, language=language, notes=notes, body=body,
                             source_label=label)
         if stopped:
@@ -289,14 +290,15 @@ class ExecutionService:
             name = language.name if language else kernel.kernel_name
             reply = replace(reply, text=f"[your {name} kernel {stopped}; this call ran in a new one, so variables, "
                                         f"imports and loaded data from before are gone]\n{reply.text}")
-        returned = len(reply.text.encode())
-        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+        await record.finish(ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
-            bytes_produced=collector.bytes_produced, bytes_returned=returned, returned_text=reply.text,
+            bytes_produced=collector.bytes_produced, bytes_returned=len(reply.text.encode()), returned_text=reply.text,
             returned_kind=reply.kind, note="; ".join(notes) or None,
         ))
-        return ExecuteReply(reply.text, reply.is_error, outcome.status, exec_id, collector.bytes_produced, returned)
+        text = _with_note(reply.text, record.reply_note())
+        return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
+                            len(text.encode()))
 
     async def _index_large_output(self, exec_id: int, req: ExecuteRequest, session: SessionRef,
                                   collector: OutputCollector) -> tuple[str | None, str | None]:
@@ -324,11 +326,14 @@ class ExecutionService:
     async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> None:
         """Record a call refused before it ran; the caller raises `exc` (the MCP edge answers `str(exc)`)."""
         text = str(exc)
-        exec_id = await self._db.run(self._executions.start, ExecutionStart(
-            session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=req.kernel,
-            intent=req.intent, file_path=req.path,
-        ))
-        await self._db.run(self._executions.finish, exec_id, ExecutionEnd(
+        try:
+            record = await self._recorder.start(ExecutionStart(
+                session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=req.kernel,
+                intent=req.intent, file_path=req.path,
+            ))
+        except StoreError:
+            return  # the refusal is the answer; the store's failure shows on the next call that needs it
+        await record.finish(ExecutionEnd(
             status="refused", error_name=type(exc).__name__, error_value=exc.message, returned_text=text,
             returned_kind="refused", bytes_returned=len(text.encode()), note=text,
         ))
@@ -343,6 +348,10 @@ class ExecutionService:
         await self._db.run(self._executions.touch_session, session.id, client=session.client,
                            transport=session.transport, project_dir=str(self._project_dir))
         self._known_sessions.add(session.id)
+
+
+def _with_note(text: str, note: str | None) -> str:
+    return f"{text}\n{note}" if note else text
 
 
 def _shielded() -> anyio.CancelScope:

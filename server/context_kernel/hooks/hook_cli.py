@@ -9,17 +9,19 @@ unknown client or event, a missing module, a full disk) is logged as one line in
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import select
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from ..locations import claude_user_settings, data_home, project_dir, user_home
 from .adapters import CLIENTS
-from .model import NEUTRAL, HookAnswer, HookCall
+from .model import MAX_EVENTS_PER_SESSION, NEUTRAL, HookAnswer, HookCall, most_important
 
 if TYPE_CHECKING:
     from .adapters import Adapter
@@ -29,11 +31,53 @@ if TYPE_CHECKING:
 # imports at the top, and PostToolUse (the most frequent event with PreToolUse) needs no routing.
 
 LOG_MAX_BYTES = 1024 * 1024
+# A client that never closes our stdin (or sends without end) must not hang its agent: the read stops
+# after STDIN_DEADLINE_S, and a payload over STDIN_MAX_BYTES is not parsed (a TodoWrite of 50,000
+# todos is ~8 MB). Either way the answer is neutral and one line in hooks.log says why.
+STDIN_DEADLINE_S = 5.0
+STDIN_MAX_BYTES = 32 * 1024 * 1024
+
+
+def read_stdin(stream: BinaryIO, deadline_s: float = STDIN_DEADLINE_S,
+               max_bytes: int = STDIN_MAX_BYTES) -> tuple[str, str | None]:
+    """(text, problem): problem is None when stdin ended within the deadline and the size cap."""
+    try:
+        fd = stream.fileno()
+        select.select([fd], [], [], 0)
+    except (OSError, ValueError, io.UnsupportedOperation):  # not a pollable file (Windows pipes, a test's buffer)
+        data = stream.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            return "", f"stdin is over {max_bytes} bytes; not read"
+        return data.decode("utf-8", "replace"), None
+    end = time.monotonic() + deadline_s
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return "", f"stdin was not closed within {deadline_s:g} s ({size} bytes read)"
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size <= max_bytes:
+            chunks.append(chunk)
+        else:
+            chunks = []  # over the cap: read on to the end (the client's write must not fail), keep nothing
+    if size > max_bytes:
+        return "", f"stdin is over {max_bytes} bytes ({size} bytes); not parsed"
+    return b"".join(chunks).decode("utf-8", "replace"), None
 
 
 def main(client: str, event: str, stdin_text: str, env: dict[str, str],
-         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """Answer one hook; always returns 0 (a broken hook must not break the agent)."""
+         stdout: TextIO | None = None, stderr: TextIO | None = None, stdin_problem: str | None = None) -> int:
+    """Answer one hook; always returns 0 (a broken hook must not break the agent).
+
+    `stdin_problem`: why stdin could not be read whole (`read_stdin`); the answer is then neutral.
+    """
     out = stdout or sys.stdout
     started = time.perf_counter()
     try:
@@ -48,6 +92,10 @@ def main(client: str, event: str, stdin_text: str, env: dict[str, str],
     if event not in adapter.EVENTS:
         print(f"context-kernel hook: {client} has no event {event!r} (known: {', '.join(adapter.EVENTS)}); "
               f"doing nothing", file=stderr or sys.stderr)
+        _emit(out, adapter.NEUTRAL_OUTPUT)
+        return 0
+    if stdin_problem is not None:
+        log(home, f"{client} {event}: {stdin_problem}; answered neutrally")
         _emit(out, adapter.NEUTRAL_OUTPUT)
         return 0
     try:
@@ -140,6 +188,8 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
     events = events_from(call)
     if not events:
         return 0
+    if len(events) > MAX_EVENTS_PER_SESSION:  # a TodoWrite of 50,000 todos: keep what the session's cap would
+        events = [events[i] for i in most_important([e.effective_priority() for e in events], MAX_EVENTS_PER_SESSION)]
     # No redaction, no storage: a missing security module raises here and nothing is written.
     from ..security.redact import redact_text, secret_env_values
 

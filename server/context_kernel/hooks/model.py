@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,6 +18,21 @@ PRIORITY: dict[str, int] = {
     "decisions": 2, "errors": 2, "environment": 2,
     "intent": 3, "tools": 3,
 }
+
+# A session keeps at most this many events (the spec's cap); the least important, then the oldest,
+# go first. One hook call cannot add more than that either.
+MAX_EVENTS_PER_SESSION = 1000
+
+
+def most_important(priorities: Sequence[int], cap: int) -> list[int]:
+    """Positions of the `cap` items a cap keeps (lowest priority number, then the latest), in order.
+
+    What evicting "priority DESC, then oldest" down to `cap` would leave, in O(n log cap): a batch
+    of 50,000 events costs no more to store than its 1,000 survivors.
+    """
+    if len(priorities) <= cap:
+        return list(range(len(priorities)))
+    return sorted(heapq.nsmallest(cap, range(len(priorities)), key=lambda i: (priorities[i], -i)))
 
 
 @dataclass(frozen=True)

@@ -2,21 +2,27 @@
 
 Why one thread: SQLite serialises writers anyway, and a single worker keeps every statement of
 this process in order (an execution is recorded `pending` before its outputs arrive) without
-locks of our own. Other processes sharing the file are handled by WAL plus a busy timeout.
+locks of our own. Other processes sharing the file (more servers, hooks) are handled by WAL, a
+busy timeout, and write transactions that take the write lock when they begin (`write`).
+
+Every SQLite failure reaches callers as a `StoreError` that says what failed and what to do
+(`store_error`): a full disk, a file that is not a database, a read-only file, one that cannot be
+opened.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import anyio
-from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
 from ..errors import StoreError
 from .migrations import migrate
@@ -24,33 +30,62 @@ from .migrations import migrate
 T = TypeVar("T")
 P = ParamSpec("P")
 
-__all__ = ["BUSY_TIMEOUT_MS", "Database", "Engine", "fts5_trigram_support", "open_engine", "sqlite_version"]
+__all__ = ["BUSY_TIMEOUT_MS", "Database", "Engine", "fts5_trigram_support", "open_engine", "sqlite_version",
+           "store_error", "write"]
 
 BUSY_TIMEOUT_MS = 10_000
+_IMMEDIATE = "context_kernel_begin_immediate"
 
 
 def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
     # WAL lets readers and one writer work at once across processes; NORMAL sync is durable
     # across application crashes (only an OS crash can lose the last commits).
+    # isolation_level None: the driver emits no BEGIN of its own (its legacy mode begins only
+    # before INSERT/UPDATE/DELETE, so a read-then-write or DDL ran outside any transaction);
+    # `_on_begin` emits ours. auto_vacuum takes effect only on a new file (before its first table);
+    # an existing one is converted once by retention (store/retention.py).
+    dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
     cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA auto_vacuum = INCREMENTAL")
     cur.execute("PRAGMA journal_mode = WAL")
     cur.execute("PRAGMA synchronous = NORMAL")
     cur.execute("PRAGMA foreign_keys = ON")
     cur.close()
 
 
+def _on_begin(conn: Connection) -> None:
+    # A write transaction takes the write lock at once (waiting the busy timeout for it): two
+    # processes can then never both read "no such row / table" and both try to create it. Reads
+    # (`engine.connect()`) get a deferred BEGIN: a consistent snapshot that blocks no writer.
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_IMMEDIATE) else "BEGIN")
+
+
+@contextmanager
+def write(engine: Engine) -> Iterator[Connection]:
+    """A write transaction (`BEGIN IMMEDIATE`), committed on exit; every store write goes through it."""
+    with engine.connect() as conn:
+        conn.execution_options(**{_IMMEDIATE: True})
+        with conn.begin():
+            yield conn
+
+
 def open_engine(path: Path) -> Engine:
     """Create the engine for a database file (created if missing) and bring its schema up to date."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the data dir {path.parent}: {exc.strerror or exc}",
+                         hint=_HINT_WRITABLE) from exc
     engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _on_connect)
+    event.listen(engine, "begin", _on_begin)
     try:
-        with engine.begin() as conn:
+        with write(engine) as conn:
             migrate(conn)
     except SQLAlchemyError as exc:
         engine.dispose()
-        raise StoreError(f"cannot open the database at {path}: {exc}") from exc
+        raise store_error(exc, path) from exc
     return engine
 
 
@@ -67,12 +102,16 @@ class Database:
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking store function on the worker thread and await its result."""
-        future = self._worker.submit(_guarded, partial(fn, *args, **kwargs))
+        future = self._worker.submit(_guarded, partial(fn, *args, **kwargs), self.path)
         return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
 
     def run_sync(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Same, for callers on another thread than the event loop's (export writing notebooks)."""
-        return self._worker.submit(_guarded, partial(fn, *args, **kwargs)).result()
+        return self._worker.submit(_guarded, partial(fn, *args, **kwargs), self.path).result()
+
+    @property
+    def path(self) -> Path | None:
+        return Path(self.engine.url.database) if self.engine.url.database else None
 
     def close(self) -> None:
         self._worker.shutdown(wait=True)
@@ -98,7 +137,7 @@ def sqlite_version() -> str:
 LOCK_RETRIES = 3
 
 
-def _guarded(fn: Callable[[], T]) -> T:
+def _guarded(fn: Callable[[], T], path: Path | None) -> T:
     # The busy timeout already waits for other processes' writes; a write that still finds the
     # database locked (a checkpoint, a long writer elsewhere) is tried again before giving up.
     for attempt in range(LOCK_RETRIES + 1):
@@ -107,7 +146,40 @@ def _guarded(fn: Callable[[], T]) -> T:
         except OperationalError as exc:
             if "locked" in str(exc.orig) and attempt < LOCK_RETRIES:
                 continue
-            raise StoreError(f"database error: {exc.orig}") from exc
-        except SQLAlchemyError as exc:
-            raise StoreError(f"database error: {exc}") from exc
+            raise store_error(exc, path) from exc
+        except (SQLAlchemyError, sqlite3.Error) as exc:  # sqlite3's own: statements on the raw connection
+            raise store_error(exc, path) from exc
     raise AssertionError("unreachable")
+
+
+_HINT_WRITABLE = ("make the data dir and its files writable by this user, or point CONTEXT_KERNEL_HOME at a "
+                  "writable directory; `context-kernel doctor` checks it")
+# SQLite's own message (lower case) → what failed, what to do. `{path}` is the database file.
+_KNOWN_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("database or disk is full",), "the disk holding the database is full ({path})",
+     "free space on that disk (or point CONTEXT_KERNEL_HOME at another one), then call again; "
+     "`context-kernel doctor` shows how big the database and the logs are"),
+    (("file is not a database", "database disk image is malformed"),
+     "the database file is damaged: corrupted, or not an SQLite database ({path})",
+     "move it aside (`mv {path} {path}.broken`) and call again: a new, empty database is created "
+     "(`sqlite3 {path}.broken .recover` may save the old records); `context-kernel doctor` checks it"),
+    (("attempt to write a readonly database",), "the database is read-only ({path})", _HINT_WRITABLE),
+    (("unable to open database file",), "the database file cannot be opened or created ({path})", _HINT_WRITABLE),
+    (("disk i/o error",), "the disk failed a read or write of the database ({path})",
+     "check that the disk has free space and is healthy, then call again; `context-kernel doctor` checks it"),
+    (("database is locked", "database table is locked"),
+     "the database stayed locked by another process beyond the busy timeout ({path})",
+     "another context-kernel process (a server or a hook) holds a long write: call again"),
+)
+
+
+def store_error(exc: BaseException, path: Path | str | None) -> StoreError:
+    """The StoreError for a failed statement: what failed (SQLite's words in parentheses), what to do."""
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    detail = str(orig).strip() or type(orig).__name__
+    lowered = detail.lower()
+    where = str(path) if path else "the database"
+    for needles, what, hint in _KNOWN_FAILURES:
+        if any(n in lowered for n in needles):
+            return StoreError(f"{what.format(path=where)} (SQLite: {detail})", hint=hint.format(path=where))
+    return StoreError(f"database error on {where}: {detail}")

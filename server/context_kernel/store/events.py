@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
 
+from ..hooks.model import MAX_EVENTS_PER_SESSION, most_important
+from .db import write
+
 # The spec's limits: an event equal to one of the session's last five is a repeat (a hook fired
 # twice, an agent re-reading a file in a loop); a session keeps at most 1,000 events.
 DEDUP_WINDOW = 5
-MAX_EVENTS_PER_SESSION = 1000
+__all__ = ["DEDUP_WINDOW", "MAX_EVENTS_PER_SESSION", "EventRepository", "EventRow", "NewEvent", "ResumeRow",
+           "ToolTotals"]
 
 
 @dataclass(frozen=True)
@@ -62,26 +67,33 @@ class EventRepository:
 
     def add(self, session_id: str, client: str | None, events: Sequence[NewEvent],
             max_events: int = MAX_EVENTS_PER_SESSION, project_dir: str | None = None) -> int:
-        """Store events not repeating one of the last five; evict beyond the cap. Returns how many were kept."""
-        with self.engine.begin() as conn:
-            recent = [(r.type, r.data) for r in conn.execute(text(
+        """Store events not repeating one of the last five; evict beyond the cap. Returns how many were kept.
+
+        Linear in the events given, and the SQL is bounded by the cap: of a batch larger than the
+        cap only the events the cap would keep are inserted (one executemany), not 50,000 rows
+        inserted to delete 49,000 of them.
+        """
+        with write(self.engine) as conn:
+            rows = conn.execute(text(
                 "SELECT type, data FROM session_events WHERE session_id = :s ORDER BY id DESC LIMIT :n"),
-                {"s": session_id, "n": DEDUP_WINDOW})]
-            recent.reverse()
-            kept = 0
+                {"s": session_id, "n": DEDUP_WINDOW}).all()
+            recent: deque[tuple[str, str]] = deque(((r.type, r.data) for r in reversed(rows)), maxlen=DEDUP_WINDOW)
+            fresh: list[NewEvent] = []
             for ev in events:
                 key = (ev.type, ev.data)
-                if key in recent[-DEDUP_WINDOW:]:
+                if key in recent:
                     continue
+                recent.append(key)
+                fresh.append(ev)
+            chosen = [fresh[i] for i in most_important([ev.priority for ev in fresh], max_events)]
+            if chosen:
                 conn.execute(text(
                     "INSERT INTO session_events (session_id, client, type, category, priority, data, created_at, "
                     "project_dir) VALUES (:s, :c, :t, :cat, :p, :d, :at, :proj)"),
-                    {"s": session_id, "c": client, "t": ev.type, "cat": ev.category, "p": ev.priority,
-                     "d": ev.data, "at": ev.created_at, "proj": project_dir})
-                recent.append(key)
-                kept += 1
+                    [{"s": session_id, "c": client, "t": ev.type, "cat": ev.category, "p": ev.priority,
+                      "d": ev.data, "at": ev.created_at, "proj": project_dir} for ev in chosen])
             _evict(conn, session_id, max_events)
-        return kept
+        return len(fresh)
 
     def events(self, session_id: str) -> list[EventRow]:
         with self.engine.connect() as conn:
@@ -96,7 +108,7 @@ class EventRepository:
                 "SELECT session_id, count(*) FROM session_events GROUP BY session_id"))}
 
     def save_resume(self, session_id: str, client: str | None, snapshot: str, event_count: int) -> None:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             conn.execute(text(
                 "INSERT INTO session_resume (session_id, client, snapshot, event_count, created_at, consumed_at) "
                 "VALUES (:s, :c, :snap, :n, :at, NULL) ON CONFLICT(session_id) DO UPDATE SET "
@@ -112,7 +124,7 @@ class EventRepository:
         return ResumeRow(*row) if row else None
 
     def mark_consumed(self, session_id: str) -> None:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             conn.execute(text("UPDATE session_resume SET consumed_at = :t WHERE session_id = :s"),
                          {"t": time.time(), "s": session_id})
 
@@ -125,7 +137,7 @@ class EventRepository:
 
     def purge_project(self, project_dir: str) -> int:
         """Delete the session memory (events, snapshots) of every client session of a project."""
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             sessions = [r[0] for r in conn.execute(text(
                 "SELECT DISTINCT session_id FROM session_events WHERE project_dir = :p"), {"p": project_dir})]
             removed = 0
@@ -136,7 +148,7 @@ class EventRepository:
         return removed
 
     def delete_session(self, session_id: str) -> int:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             n = conn.execute(text("DELETE FROM session_events WHERE session_id = :s"), {"s": session_id}).rowcount
             conn.execute(text("DELETE FROM session_resume WHERE session_id = :s"), {"s": session_id})
         return int(n or 0)
@@ -145,7 +157,7 @@ class EventRepository:
 
     def record_call(self, session_id: str, tool: str, *, duration_ms: float, bytes_in: int, bytes_indexed: int,
                     bytes_returned: int, is_error: bool) -> None:
-        with self.engine.begin() as conn:
+        with write(self.engine) as conn:
             conn.execute(text(
                 "INSERT INTO tool_calls (session_id, tool, at, duration_ms, bytes_in, bytes_indexed, bytes_returned, "
                 "is_error) VALUES (:s, :t, :at, :d, :i, :x, :r, :e)"),

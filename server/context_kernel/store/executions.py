@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, text
 
+from .db import write
+
 
 @dataclass(frozen=True)
 class ExecutionStart:
@@ -107,7 +109,7 @@ class ExecutionRepository:
 
     def touch_session(self, session_id: str, *, client: str | None, transport: str, project_dir: str) -> None:
         now = time.time()
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             conn.execute(
                 text(
                     "INSERT INTO sessions (id, client, transport, project_dir, started_at, last_seen_at) "
@@ -118,7 +120,7 @@ class ExecutionRepository:
             )
 
     def start(self, start: ExecutionStart) -> int:
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             result = conn.execute(
                 text(
                     "INSERT INTO executions (session_id, tool, language, kernel_name, fresh, background, code, "
@@ -141,7 +143,7 @@ class ExecutionRepository:
                 "eid": execution_id, "seq": first_seq + offset, "type": out["output_type"],
                 "name": out.get("name"), "size": len(data), "data": data,
             })
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             conn.execute(
                 text(
                     "INSERT INTO outputs (execution_id, seq, output_type, name, size, data) "
@@ -152,7 +154,7 @@ class ExecutionRepository:
 
     def finish(self, execution_id: int, end: ExecutionEnd) -> None:
         now = time.time()
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             conn.execute(
                 text(
                     "UPDATE executions SET status = :status, error_name = :error_name, error_value = :error_value, "

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, bindparam, text
 
 from ..knowledge.model import Chunk
+from .db import write
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class KnowledgeRepository:
 
     def replace_sources(self, specs: Sequence[SourceSpec]) -> list[SourceRow]:
         """Several sources in one transaction: a directory indexes faster as one write."""
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             return [_replace(conn, spec) for spec in specs]
 
     def get_source(self, label: str) -> SourceRow | None:
@@ -129,7 +130,7 @@ class KnowledgeRepository:
         """Put every chunk the trigram index lacks into it, in one statement; returns how many."""
         if not self.trigram_backlog():
             return 0
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             added = conn.execute(text(
                 "INSERT INTO chunks_trigram(rowid, title, content) SELECT id, title, content FROM chunks "
                 "WHERE id > (SELECT upto FROM trigram_state)")).rowcount
@@ -184,14 +185,14 @@ class KnowledgeRepository:
         if not chunk_ids:
             return
         now = time.time()
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             conn.execute(text(
                 "INSERT OR IGNORE INTO sent_chunks (session_id, chunk_id, call_no, sent_at) "
                 "VALUES (:s, :c, :n, :t)"), [{"s": session_id, "c": c, "n": call_no, "t": now} for c in chunk_ids])
 
     def purge(self, *, session_id: str | None = None, project_dir: str | None = None) -> dict[str, int]:
         """Delete indexed sources and execution records of a session, or of a whole project."""
-        with self._engine.begin() as conn:
+        with write(self._engine) as conn:
             params: dict[str, object]
             if session_id is not None:
                 where, params = "session_id = :v", {"v": session_id}
@@ -199,7 +200,7 @@ class KnowledgeRepository:
             else:
                 where, params = "project_dir = :v", {"v": project_dir}
                 sessions = [r[0] for r in conn.execute(text("SELECT id FROM sessions WHERE project_dir = :v"), params)]
-            sources = _delete_sources(conn, where, params)
+            sources = delete_sources_where(conn, where, params)
             executions = 0
             for sid in sessions:
                 executions += conn.execute(text("DELETE FROM executions WHERE session_id = :s"), {"s": sid}).rowcount
@@ -210,12 +211,12 @@ class KnowledgeRepository:
 
 def delete_older_than(engine: Engine, cutoff: float, kind: str) -> int:
     """Remove sources of `kind` indexed before `cutoff` (fetched pages are kept 14 days)."""
-    with engine.begin() as conn:
-        return _delete_sources(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
+    with write(engine) as conn:
+        return delete_sources_where(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
 
 
 def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
-    _delete_sources(conn, "label = :label", {"label": spec.label})
+    delete_sources_where(conn, "label = :label", {"label": spec.label})
     chunks = spec.chunks
     result = conn.execute(text(
         "INSERT INTO sources (label, kind, origin, content_hash, mtime, bytes, chunk_count, code_chunks, "
@@ -238,7 +239,8 @@ def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
     return SourceRow(**row)
 
 
-def _delete_sources(conn: Connection, where: str, params: dict[str, object]) -> int:
+def delete_sources_where(conn: Connection, where: str, params: dict[str, object]) -> int:
+    """Delete the sources matching a WHERE clause (our own SQL, never user text) with their chunks."""
     # Chunks first, explicitly, so the FTS delete triggers run for every row.
     ids = [r[0] for r in conn.execute(text(f"SELECT id FROM sources WHERE {where}"), params)]
     for sid in ids:
