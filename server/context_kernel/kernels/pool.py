@@ -128,8 +128,11 @@ class KernelPool:
         now = time.monotonic()
         stale = [k for k, s in self._slots.items() if not s.busy and now - s.last_used > self._idle_cull_s]
         for key in stale:
-            slot = self._slots.pop(key)
-            await slot.kernel.shutdown(now=True)
+            slot = self._slots.pop(key, None)  # shutdown_all may have taken it meanwhile
+            if slot is not None:
+                # shielded, as in discard: a kernel out of the pool must not be left half shut down
+                with anyio.CancelScope(shield=True):
+                    await slot.kernel.shutdown(now=True)
         return len(stale)
 
     def kernels(self) -> list[tuple[str, str, JupyterKernel]]:
