@@ -177,14 +177,16 @@ async def test_every_process_a_cell_started_ends_when_its_kernel_is_restarted_af
     assert text_of(fresh) == "None"
 
 
-async def test_every_process_a_cell_started_ends_even_when_the_kernels_supervisor_does_not_answer(
-        tmp_path: Path, project: Path) -> None:
+@pytest.mark.parametrize("blow", [signal.SIGSTOP, signal.SIGKILL], ids=["stopped", "killed"])
+async def test_every_process_a_cell_started_ends_even_when_the_kernels_supervisor_is_stopped_or_killed(
+        tmp_path: Path, project: Path, blow: signal.Signals) -> None:
     async with Client(create_server(make_settings(tmp_path, project))) as client:
         started = await start_everywhere(client, ("python",))
-        if not started.supervisors:
-            pytest.skip("kernels run without a supervisor here")
+        if not started.supervisors or (blow == signal.SIGKILL and not started.cgroups):
+            pytest.skip("no supervisor, or no cgroup to end what a killed supervisor's kernel left")
         for pid in started.supervisors:
-            os.kill(pid, signal.SIGSTOP)  # asked to end, it will not: the provisioner's last resort must
+            # Stopped, it will not end the tree when asked; killed, it cannot: the provisioner must.
+            os.kill(pid, blow)
     started.assert_all_end()
 
 

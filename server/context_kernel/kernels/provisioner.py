@@ -68,23 +68,23 @@ class GuardedProvisioner(LocalProvisioner):
 
     def _force_end(self) -> None:
         """What is left after the kernel ended: without a supervisor, what the kernel left in its process
-        group; with one that did not exit when asked, its cgroup, its descendants and itself."""
+        group; with one, a supervisor that did not exit when asked (its cgroup, its descendants and
+        itself are killed), and the cgroup of one that was killed (by a cell, say) before it could."""
         if not SUPERVISED:
             self._kill_group()
             return
         process = self.process
-        if process is None or process.poll() is not None:
-            return  # the supervisor ended the tree and exited
+        if process is not None and process.poll() is None:
+            if self.cgroup:
+                supervisor.kill_cgroup(self.cgroup)
+            for pid in descendants(process.pid):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            self._kill_group()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=1.0)  # SIGKILLed: a moment
         if self.cgroup:
-            supervisor.kill_cgroup(self.cgroup)
-        for pid in descendants(process.pid):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        self._kill_group()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=1.0)  # SIGKILLed: a moment
-        if self.cgroup:
-            supervisor.end_cgroup(self.cgroup, timeout=1.0)  # the supervisor could not remove it
+            supervisor.end_cgroup(self.cgroup, timeout=1.0)  # a supervisor that ended removed it already
 
     def _kill_group(self) -> None:
         pgid = getattr(self, "pgid", None)
