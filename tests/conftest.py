@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import select
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -64,3 +66,21 @@ def text_of(result: CallToolResult) -> str:
 
 def server_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "context_kernel", "serve", *args]
+
+
+def wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait (event-driven, bounded) for processes to exit; return those still alive."""
+    deadline = time.monotonic() + timeout
+    alive = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                alive.append(pid)
+        finally:
+            os.close(fd)
+    return alive

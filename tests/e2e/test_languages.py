@@ -65,6 +65,28 @@ async def test_stateful_languages_keep_variables_between_calls(client: Client, l
     assert (second.is_error, text_of(second).strip()) == (False, STATEFUL_EXPECTED.get(language, "42"))
 
 
+# A cell that runs until interrupted, for the kernels interrupted by SIGINT (which reaches them through
+# their supervisor, kernels/supervisor.py).
+STUCK = {
+    "python": "while True: pass",
+    "shell": "sleep 60",
+    "r": "while (TRUE) {}",
+    "javascript": "while (true) {}",
+}
+
+
+@pytest.mark.parametrize("language", sorted(STUCK))
+async def test_a_stuck_cell_is_interrupted_at_its_timeout_and_the_kernel_keeps_its_state(
+        client: Client, language: str) -> None:
+    define, use = STATEFUL[language]
+    first = await client.call_tool("ctx_execute", {"language": language, "code": define, "timeout": 90_000})
+    _skip_if_absent(language, text_of(first))
+    stuck = await client.call_tool("ctx_execute", {"language": language, "code": STUCK[language], "timeout": 1500})
+    assert stuck.is_error and "kept its state" in text_of(stuck), text_of(stuck)
+    second = await client.call_tool("ctx_execute", {"language": language, "code": use})
+    assert (second.is_error, text_of(second).strip()) == (False, STATEFUL_EXPECTED.get(language, "42"))
+
+
 async def test_shell_exit_1_with_output_is_a_soft_result(client: Client) -> None:
     result = await client.call_tool("ctx_execute", {"language": "shell", "code": "echo 'no match'; exit 1"})
     assert not result.is_error

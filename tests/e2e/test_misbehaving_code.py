@@ -46,7 +46,7 @@ async def test_os_exit_is_reported_and_the_next_call_works(client: Client) -> No
     await run(client, "x = 1")
     is_error, text = await run(client, "import os\nprint('bye', flush=True)\nos._exit(3)")
     assert is_error
-    assert "kernel process exited" in text and "next call starts a new kernel" in text
+    assert "kernel process exited (exit code 3)" in text and "next call starts a new kernel" in text
     is_error, text = await run(client, "print(globals().get('x', 'fresh'))")
     assert (is_error, text) == (False, "fresh")
 
@@ -54,7 +54,7 @@ async def test_os_exit_is_reported_and_the_next_call_works(client: Client) -> No
 async def test_segfault_is_reported_and_the_next_call_works(client: Client) -> None:
     is_error, text = await run(client, "import ctypes\nctypes.string_at(0)")
     assert is_error
-    assert "kernel process exited" in text
+    assert "kernel process exited (exit code -11)" in text  # killed by SIGSEGV
     assert await run(client, "print(2 + 2)") == (False, "4")
 
 

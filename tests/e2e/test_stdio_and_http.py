@@ -16,7 +16,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from tests.conftest import server_command, text_of
+from tests.conftest import server_command, text_of, wait_gone
 from tests.e2e.http_harness import HttpServer
 from tests.e2e.http_harness import http_server as running_http_server
 
@@ -91,24 +91,6 @@ async def test_http_stateless_clients_name_their_session_with_a_header(http_serv
     assert text_of(other) == "None"
 
 
-def _wait_gone(pids: list[int], timeout: float) -> list[int]:
-    """Wait (event-driven, bounded) for processes to exit; return those still alive."""
-    deadline = time.monotonic() + timeout
-    alive = []
-    for pid in pids:
-        try:
-            fd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                alive.append(pid)
-        finally:
-            os.close(fd)
-    return alive
-
-
 CLIENT_SCRIPT = """
 import os, sys, anyio
 from mcp.client.client import Client
@@ -119,7 +101,7 @@ async def main():
     params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:], env=dict(os.environ))
     async with Client(params) as c:
         r1 = await c.call_tool("ctx_execute", {"language": "python",
-                                               "code": "import os; print(os.getppid(), os.getpid())"})
+                                               "code": "import os; print(os.environ['JPY_PARENT_PID'], os.getpid())"})
         print(r1.content[0].text, flush=True)
         await anyio.sleep_forever()
 
@@ -138,7 +120,7 @@ def test_no_server_or_kernel_survives_a_killed_client_or_server(tmp_path: Path, 
         assert ready, "the client did not report the kernel's pids"
         server_pid, kernel_pid = map(int, client.stdout.readline().split())
         os.kill(server_pid if victim == "server" else client.pid, signal.SIGKILL)
-        assert _wait_gone([server_pid, kernel_pid] if victim == "client" else [kernel_pid], timeout=15) == []
+        assert wait_gone([server_pid, kernel_pid] if victim == "client" else [kernel_pid], timeout=15) == []
     finally:
         client.kill()
         client.wait(timeout=10)
@@ -158,8 +140,9 @@ async def test_server_memory_stays_bounded_during_a_print_flood(tmp_path: Path, 
     env = {**server_env(tmp_path), "CONTEXT_KERNEL_OUTPUT_CAP": str(cap_mb * 1024 * 1024)}
     cmd = server_command("--project", str(project))
     async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)) as client:
-        pid_text = text_of(await client.call_tool("ctx_execute", {"language": "python",
-                                                                 "code": "import os; print(os.getppid())"}))
+        # the pid of the process that launched the kernel (its parent is the kernel's supervisor)
+        pid_text = text_of(await client.call_tool("ctx_execute", {
+            "language": "python", "code": "import os; print(os.environ['JPY_PARENT_PID'])"}))
         server_pid = int(pid_text)
         before = _peak_rss_kb(server_pid)
         flood = "import sys\nline = 'y' * 4095 + '\\n'\nwhile True: sys.stdout.write(line)"

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from context_kernel.file_content import shell_preamble
-from context_kernel.lifeline import cell_child_setup
+from context_kernel.lifeline import cell_child_setup, descendants
 
 INTERRUPT_GRACE = 0.5  # s after SIGINT before every process of the cell gets SIGINT itself
 INTERRUPT_KILL = 2.0  # s after SIGINT before the shell is killed and replaced
@@ -50,28 +50,6 @@ _ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {
 def _ansi_c(text: str) -> str:
     """text as the inside of a bash $'...' word (NUL bytes, which bash cannot hold, dropped)."""
     return text.translate(_ESCAPES)
-
-
-def descendants(pid: int) -> list[int]:
-    """All processes below pid, parents first (one scan of /proc; Linux only)."""
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(b")", 1)[1].split()[1])  # the name in () may hold spaces
-        children.setdefault(ppid, []).append(int(name))
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        kids = children.get(todo.pop(), [])
-        found.extend(kids)
-        todo.extend(kids)
-    return found
 
 
 def _signal_all(pids: list[int], signum: int) -> None:

@@ -76,6 +76,7 @@ class JupyterKernel:
 
     @property
     def pid(self) -> int | None:
+        """The process the provisioner started: on Linux the kernel's supervisor (kernels/supervisor.py)."""
         prov = self._km.provisioner if self._km else None
         return getattr(prov, "pid", None)
 

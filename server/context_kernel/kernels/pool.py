@@ -147,16 +147,20 @@ class KernelPool:
         _, key = min(idle)
         slot = self._slots.pop(key)
         self._remember_stop(key, f"was stopped to make room for another kernel (at most {self._max} run at once)")
-        await slot.kernel.shutdown(now=True)
+        with anyio.CancelScope(shield=True):  # as in discard and cull: never left half shut down
+            await slot.kernel.shutdown(now=True)
 
     async def cull_idle(self) -> int:
         """Server lifespan calls this periodically; shuts down kernels idle longer than the cull time."""
         now = time.monotonic()
         stale = [k for k, s in self._slots.items() if not s.busy and now - s.last_used > self._idle_cull_s]
         for key in stale:
-            slot = self._slots.pop(key)
-            self._remember_stop(key, f"was stopped after {self._idle_cull_s / 60:g} minutes idle")
-            await slot.kernel.shutdown(now=True)
+            slot = self._slots.pop(key, None)  # shutdown_all may have taken it meanwhile
+            if slot is not None:
+                self._remember_stop(key, f"was stopped after {self._idle_cull_s / 60:g} minutes idle")
+                # shielded, as in discard: a kernel out of the pool must not be left half shut down
+                with anyio.CancelScope(shield=True):
+                    await slot.kernel.shutdown(now=True)
         return len(stale)
 
     def kernels(self) -> list[tuple[str, str, JupyterKernel]]:
