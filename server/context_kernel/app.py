@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
     from .kernels.pool import KernelPool
+    from .kernels.python_env import ProjectPython
     from .knowledge.service import KnowledgeService
     from .notebooks.service import ExportService
     from .records import RecordService
@@ -39,16 +40,32 @@ RETENTION_EVERY_S = 86_400.0
 log = logging.getLogger(__name__)
 
 
-def kernel_factory(settings: Settings) -> KernelFactory:
-    """How every kernel of this server is made (the pool's and doctor's): cwd, environment, where files go."""
-    from .kernels.backend import JupyterKernel
-    from .kernels.env import kernel_environment
+def project_python(settings: Settings) -> ProjectPython:
+    """The python kernel of this project: which interpreter (kernels/interpreters.py) and how it runs."""
+    from .kernels.python_env import find_project_python
 
-    env = kernel_environment(settings.base_env if settings.base_env is not None else {}, settings.extra_kernel_env)
+    return find_project_python(settings.project_dir, settings.base_env if settings.base_env is not None else {},
+                               kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir,
+                               explicit=settings.python, explicit_from=settings.python_from,
+                               extra_env=settings.extra_kernel_env)
+
+
+def kernel_factory(settings: Settings, python: ProjectPython | None = None) -> KernelFactory:
+    """How every kernel of this server is made (the pool's and doctor's): cwd, environment, where files go.
+
+    Every kernel gets the environment of the project's Python activated (its bin first on PATH), so
+    `python` in a shell cell is the python kernel's interpreter."""
+    from .kernels.backend import JupyterKernel
+    from .kernels.specs import spec_manager
+
+    python = python or project_python(settings)
+    env = python.env
+    specs = spec_manager(settings.kernels_dir)
 
     def make(kernel_name: str) -> JupyterKernel:
+        prepare = python.prepare if kernel_name == python.kernel_name else None
         return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env, runtime_dir=settings.runtime_dir,
-                             log_dir=settings.log_dir)
+                             log_dir=settings.log_dir, spec_manager=specs, prepare=prepare)
 
     return make
 
@@ -102,7 +119,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .web.service import FetchService
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
-    kernels = kernel_factory(settings)
+    python = project_python(settings)
+    kernels = kernel_factory(settings, python)
     pool = KernelPool(kernels, max_kernels=settings.max_kernels, idle_cull_s=settings.kernel_idle_cull_s,
                       start_timeout_s=settings.kernel_start_timeout_s)
 
@@ -129,7 +147,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
     knowledge.ingest_before_reads(ingestion.ingest)
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
-                                 limits=limits, spawn=spawn, knowledge=knowledge, guard=guard)
+                                 limits=limits, spawn=spawn, knowledge=knowledge, guard=guard, python=python)
     fetcher = SafeFetcher(strict=settings.fetch_strict, max_body_bytes=settings.fetch_max_body,
                           proxy=settings.fetch_proxy)
     fetch = FetchService(knowledge=knowledge, fetcher=fetcher, guard=guard)
@@ -138,7 +156,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         settings=settings, execution=execution, knowledge=knowledge,
         batch=BatchService(execution=execution, knowledge=knowledge, pool=pool), fetch=fetch,
         export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
-                             export_dir=settings.export_dir),
+                             export_dir=settings.export_dir, kernels_dir=settings.kernels_dir),
         records=RecordService(db=db, executions=executions, events=events, knowledge=knowledge,
                               ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
@@ -210,7 +228,8 @@ class AppHolder:
         what a user runs when the store or a kernel is broken."""
         from .doctor import collect
 
-        return await collect(self.settings, True, kernel_factory(self.settings))
+        python = project_python(self.settings)
+        return await collect(self.settings, True, kernel_factory(self.settings, python), python)
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run `fn` in the lifespan's task group: work that must not delay the reply being sent."""

@@ -39,6 +39,10 @@ from .settings import (
 from .setup.cli import add_parsers as add_setup_parsers
 
 EXIT_GRACE_S = 8.0
+PYTHON_VAR = "CONTEXT_KERNEL_PYTHON"
+PYTHON_HELP = ("the python kernel's interpreter: a python, a virtual or conda environment's directory, or a command "
+               "on PATH (default: CONTEXT_KERNEL_PYTHON, else the activated environment, else the project's own "
+               "environment, else the server's Python; see docs/kernels.md)")
 
 
 def _env_int(env: dict[str, str], name: str, default: int) -> int:
@@ -62,7 +66,18 @@ def _fetch_proxy(env: dict[str, str]) -> str | None:
     return env.get("HTTPS_PROXY") or env.get("https_proxy") or env.get("HTTP_PROXY") or env.get("http_proxy")
 
 
+def _python_choice(args: argparse.Namespace, env: dict[str, str]) -> tuple[str | None, str]:
+    """The explicit interpreter (`--python` wins over CONTEXT_KERNEL_PYTHON), a path made absolute here."""
+    value, source = getattr(args, "python", None), "--python"
+    if not value:
+        value, source = env.get(PYTHON_VAR) or None, PYTHON_VAR
+    if value and (os.sep in value or value.startswith((".", "~"))):
+        value = str(Path(value).expanduser().absolute())
+    return value, source
+
+
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
+    python, python_from = _python_choice(args, env)
     return Settings(
         home=data_home(env),
         project_dir=project_dir(env, explicit=getattr(args, "project", None)),
@@ -82,6 +97,8 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         retention_days=_env_float(env, "CONTEXT_KERNEL_RETENTION_DAYS", DEFAULT_RETENTION_DAYS),
         max_db_mb=_env_int(env, "CONTEXT_KERNEL_MAX_DB_MB", DEFAULT_MAX_DB_MB),
         max_kernel_logs=_env_int(env, "CONTEXT_KERNEL_MAX_KERNEL_LOGS", DEFAULT_MAX_KERNEL_LOGS),
+        python=python,
+        python_from=python_from,
     )
 
 
@@ -179,11 +196,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .app import kernel_factory
+    from .app import kernel_factory, project_python
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
-    return run_doctor(settings, kernel_factory(settings), start=not args.no_start)
+    python = project_python(settings)
+    return run_doctor(settings, kernel_factory(settings, python), python, start=not args.no_start)
 
 
 async def _fetch(settings: Settings, urls: list[str], source: str | None, force: bool, ttl: float | None,
@@ -290,14 +308,16 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from .errors import ContextKernelError
-    from .notebooks.replay import replay
+    from .notebooks.replay import KernelPlace, replay
 
     path = Path(args.notebook)
     if not path.is_file():
         print(f"context-kernel replay: no such notebook: {path}", file=sys.stderr)
         return 2
+    settings = build_settings(args, dict(os.environ))
+    place = KernelPlace(kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir, env=settings.base_env)
     try:
-        report = replay(path, timeout_s=args.timeout)
+        report = replay(path, timeout_s=args.timeout, place=place)
     except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2
@@ -362,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--project", help="project directory (default: the client's project variable, else cwd)")
     serve.add_argument("--max-kernels", type=int, default=None)
+    serve.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     serve.add_argument("--no-auth", action="store_true",
                        help="http: accept requests without the bearer token (trusted setups; loopback only)")
     serve.add_argument("--allow-remote", action="store_true", help="http: allow a --host other than loopback")
@@ -378,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts")
     doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
     doctor.add_argument("--project", default=None)
+    doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     doctor.set_defaults(func=cmd_doctor)
     fetch = sub.add_parser("fetch", help="fetch pages into the knowledge base (as ctx_fetch_and_index)")
     fetch.add_argument("urls", nargs="+")

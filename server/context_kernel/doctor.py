@@ -16,6 +16,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
     from .kernels.backend import JupyterKernel
+    from .kernels.python_env import ProjectPython
 
 KernelFactory = Callable[[str], "JupyterKernel"]
 
@@ -37,18 +38,31 @@ class Check:
         return f"[{self.level}] {self.subject}: {self.detail}"
 
 
-async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory) -> Check:
+async def check_python(python: ProjectPython) -> Check:
+    """Which interpreter and environment the python kernel (and the shell's PATH) use here, and why."""
+    from .errors import ContextKernelError
+
+    try:
+        await anyio.to_thread.run_sync(python.prepare)
+    except ContextKernelError as exc:
+        return Check("FAIL", "python env", f"{python.describe()} — {exc}".replace("\n", "; "))
+    return Check("OK", "python env", python.describe())
+
+
+async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory,
+                         kernel_name: str | None = None) -> Check:
     from .errors import ContextKernelError
     from .execution.collector import OutputCollector
     from .execution.runner import CellRun
     from .kernels.specs import find_spec
 
-    subject = f"{lang.name:<10} kernel {lang.kernel_name}"
-    if find_spec(lang.kernel_name) is None:
+    kernel_name = kernel_name or lang.kernel_name
+    subject = f"{lang.name:<10} kernel {kernel_name}"
+    if find_spec(kernel_name, settings.kernels_dir) is None:
         return Check("FAIL", subject, f"not installed — {lang.install}")
     if not start:
         return Check("OK", subject, "kernelspec installed (not started: --no-start)")
-    kernel = kernels(lang.kernel_name)  # made as the server makes its kernels (app.kernel_factory)
+    kernel = kernels(kernel_name)  # made as the server makes its kernels (app.kernel_factory)
     began = time.monotonic()
     try:
         await kernel.start(settings.kernel_start_timeout_s)
@@ -174,14 +188,16 @@ def check_hooks(settings: Settings) -> list[Check]:
 KERNEL_CHECK_CONCURRENCY = 3
 
 
-async def collect(settings: Settings, start: bool, kernels: KernelFactory) -> list[Check]:
+async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython) -> list[Check]:
     checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings)]
+    checks.append(await check_python(python))  # writes the project python's kernelspec, found below
     results: dict[str, Check] = {}
     limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
 
     async def one(lang: Language) -> None:
         async with limiter:
-            results[lang.name] = await check_language(settings, lang, start, kernels)
+            name = python.kernel_name if lang.name == "python" else None
+            results[lang.name] = await check_language(settings, lang, start, kernels, name)
 
     async with anyio.create_task_group() as tg:
         for lang in LANGUAGES.values():
@@ -191,8 +207,8 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory) -> li
     return checks
 
 
-def run_doctor(settings: Settings, kernels: KernelFactory, start: bool = True) -> int:
-    checks = anyio.run(collect, settings, start, kernels)
+def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True) -> int:
+    checks = anyio.run(collect, settings, start, kernels, python)
     for check in checks:
         print(check.line(), flush=True)
     essential = ("sqlite", "data dir", "database", "versions")

@@ -70,6 +70,11 @@ class Settings:
     """A database bigger than this loses its least recently active sessions first; 0: no cap."""
     max_kernel_logs: int = DEFAULT_MAX_KERNEL_LOGS
     """Kernel log files kept in `log_dir`, newest first; 0: no cap."""
+    python: str | None = None
+    """The python kernel's interpreter, chosen explicitly: a python, an environment's directory, or a
+    command on PATH (`serve --python`, CONTEXT_KERNEL_PYTHON); None: found (kernels/interpreters.py)."""
+    python_from: str = "--python"
+    """Where `python` was set, as the user named it (for doctor and error messages)."""
 
     @property
     def db_path(self) -> Path:
@@ -84,6 +89,16 @@ class Settings:
     def runtime_dir(self) -> Path:
         """Kernel connection files (ipc sockets live next to them)."""
         return self.home / "runtime"
+
+    @property
+    def kernels_dir(self) -> Path:
+        """Kernelspecs this server writes (the python kernel of a project's environment)."""
+        return self.home / "kernels"
+
+    @property
+    def overlays_dir(self) -> Path:
+        """ipykernel and its dependencies, lent to project environments that lack them (symlinks)."""
+        return self.home / "python-overlays"
 
     @property
     def log_dir(self) -> Path:

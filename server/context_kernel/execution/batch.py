@@ -18,6 +18,7 @@ import anyio
 
 from ..batches import check_batch
 from ..kernels.backend import JupyterKernel
+from ..kernels.languages import SHELL_KERNEL
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
 from ..knowledge.model import Chunk
@@ -27,7 +28,6 @@ from ..metering import count
 from .requests import Command, ExecuteRequest, SessionRef
 from .service import ExecutionService
 
-SHELL_KERNEL = "ck-bash"
 MAX_COMMANDS = 50
 
 

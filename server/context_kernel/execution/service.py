@@ -19,8 +19,9 @@ import anyio
 from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
 from ..file_content import preamble
 from ..kernels.backend import JupyterKernel
-from ..kernels.languages import Language, language_for_kernel, resolve_language
+from ..kernels.languages import SHELL_KERNEL, Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
+from ..kernels.python_env import ProjectPython
 from ..knowledge.intent import intent_excerpt
 from ..knowledge.service import KnowledgeService
 from ..metering import count
@@ -64,6 +65,7 @@ class ExecutionService:
         spawn: Spawn,
         knowledge: KnowledgeService | None = None,
         guard: DenyGuard | None = None,
+        python: ProjectPython | None = None,
     ) -> None:
         self._db = db
         self._executions = executions
@@ -76,6 +78,8 @@ class ExecutionService:
         self.guard = guard
         self._known_sessions: set[str] = set()
         self._background: dict[int, anyio.Event] = {}
+        self._python = python
+        self._told_python: set[str] = set()  # sessions whose first python reply named the interpreter
 
     async def execute(self, req: ExecuteRequest, session: SessionRef, progress: Progress | None = None) -> ExecuteReply:
         """ctx_execute / ctx_execute_file. Code that fails in the kernel is a reply (`is_error`); a call
@@ -102,10 +106,12 @@ class ExecutionService:
         except ContextKernelError as exc:
             await self._refuse(req, session, exc)
             raise
+        python, python_env = self._interpreter_of(kernel_name)
         record = await self._recorder.start(ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=language.name if language else req.language,
             kernel_name=kernel_name, fresh=req.fresh, background=req.background, intent=req.intent,
             file_path=str(file_path) if file_path else None, file_hash=digest, timeout_ms=timeout_ms,
+            python=python, python_env=python_env,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         stack = AsyncExitStack()
@@ -122,7 +128,7 @@ class ExecutionService:
             if await run.wait(deadline):
                 outcome = await run.outcome()
             elif req.background:
-                return await self._go_background(run, stack, record, req, language, clamp_note)
+                return await self._go_background(run, stack, record, req, session, language, clamp_note)
             else:
                 outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
                 outcome.note = f"timed out after {timeout_ms / 1000:g} s"
@@ -154,7 +160,31 @@ class ExecutionService:
         if not req.language:
             raise InvalidRequest("language is required", hint="pass language (e.g. python, shell, r) or kernel")
         lang = resolve_language(req.language)
+        if lang.name == "python" and self._python is not None:
+            return lang, self._python.kernel_name  # the project's interpreter (kernels/interpreters.py)
         return lang, lang.kernel_name
+
+    def _interpreter_of(self, kernel_name: str) -> tuple[str | None, str | None]:
+        """What the record keeps of the Python a cell ran with: the python kernel's interpreter, or the one
+        the shell's PATH leads with when the project's environment is activated in it."""
+        python = self._python
+        if python is None:
+            return None, None
+        interp = python.interpreter
+        activated = not interp.is_server and interp.problem is None
+        if kernel_name == python.kernel_name or (kernel_name == SHELL_KERNEL and activated):
+            return str(interp.python), str(interp.prefix) if interp.prefix else None
+        return None, None
+
+    def _python_header(self, session: SessionRef, kernel_name: str) -> str | None:
+        """Once per session, the first python reply names the interpreter it ran in (not the server's own)."""
+        python = self._python
+        if python is None or kernel_name != python.kernel_name or session.id in self._told_python:
+            return None
+        header = python.header()
+        if header:
+            self._told_python.add(session.id)
+        return header
 
     def _timeout(self, timeout_ms: int | None) -> tuple[int, str]:
         if timeout_ms is None:
@@ -190,10 +220,13 @@ class ExecutionService:
                                  hint="check that the file is readable text")
 
     async def _go_background(self, run: CellRun, stack: AsyncExitStack, record: CellRecord, req: ExecuteRequest,
-                             language: Language | None, clamp_note: str) -> ExecuteReply:
+                             session: SessionRef, language: Language | None, clamp_note: str) -> ExecuteReply:
         exec_id = record.exec_id
         reply = shape_reply(run.collector, CellOutcome(status="running"), exec_id=exec_id, language=language,
                             notes=[n for n in [clamp_note] if n])
+        header = self._python_header(session, run.kernel.kernel_name)
+        if header:
+            reply = replace(reply, text=f"{header}\n{reply.text}")
         await record.finish(ExecutionEnd(
             status="running", kernel_instance=run.kernel.instance_id, bytes_produced=run.collector.bytes_produced,
             bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
@@ -236,9 +269,10 @@ class ExecutionService:
         The note carries the command's label as a JSON string; notebook export shows it.
         """
         await self._touch(session)
+        python, python_env = self._interpreter_of(kernel.kernel_name)
         record = await self._recorder.start(ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=kernel.kernel_name,
-            timeout_ms=req.timeout_ms, fresh=True,
+            timeout_ms=req.timeout_ms, fresh=True, python=python, python_env=python_env,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         run = CellRun(kernel, collector, record.add_outputs)
@@ -290,6 +324,9 @@ class ExecutionService:
             name = language.name if language else kernel.kernel_name
             reply = replace(reply, text=f"[your {name} kernel {stopped}; this call ran in a new one, so variables, "
                                         f"imports and loaded data from before are gone]\n{reply.text}")
+        header = self._python_header(session, kernel.kernel_name)
+        if header:
+            reply = replace(reply, text=f"{header}\n{reply.text}")
         await record.finish(ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,

@@ -12,6 +12,7 @@ import os
 import queue
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -50,6 +51,7 @@ class JupyterKernel:
         runtime_dir: Path,
         log_dir: Path,
         spec_manager: KernelSpecManager | None = None,
+        prepare: Callable[[], object] | None = None,
     ) -> None:
         self.kernel_name = kernel_name
         self.instance_id = uuid.uuid4().hex[:12]
@@ -63,6 +65,9 @@ class JupyterKernel:
         self._kc: Any = None
         self._log: IO[bytes] | None = None
         self.language_name: str = kernel_name
+        # Blocking work before the kernelspec is read (the project python's probe and kernelspec,
+        # kernels/python_env.py); it raises KernelUnavailable when the kernel cannot run.
+        self._prepare = prepare
 
     def cwd_replaced(self) -> bool:
         """Pool calls this before each lease: is the project directory not the one this kernel started in?"""
@@ -82,6 +87,8 @@ class JupyterKernel:
 
     async def start(self, timeout: float) -> None:
         """Pool calls this on first use of a (session, kernel) pair; waits until the kernel answers."""
+        if self._prepare is not None:
+            await anyio.to_thread.run_sync(self._prepare)
         try:
             spec = self._spec_manager.get_kernel_spec(self.kernel_name)
         except NoSuchKernel as exc:

@@ -43,6 +43,8 @@ LANGUAGES: dict[str, Language] = {
     ]
 }
 
+SHELL_KERNEL = LANGUAGES["shell"].kernel_name
+
 ALIASES: dict[str, str] = {
     "py": "python", "python3": "python", "ipython": "python",
     "bash": "shell", "sh": "shell", "zsh": "shell",
@@ -67,7 +69,13 @@ def resolve_language(name: str) -> Language:
     return lang
 
 
+# The python kernel of a project's own environment (kernels/python_env.py names it).
+PROJECT_PYTHON_PREFIX = "ck-python-"
+
+
 def language_for_kernel(kernel_name: str) -> Language | None:
+    if kernel_name.startswith(PROJECT_PYTHON_PREFIX):
+        return LANGUAGES["python"]
     for lang in LANGUAGES.values():
         if lang.kernel_name == kernel_name:
             return lang

@@ -1,10 +1,13 @@
-"""Looking up installed kernelspecs, for callers outside kernels/ (doctor, notebook export)."""
+"""Looking up kernelspecs: the installed ones, and the ones this server writes into its data dir
+(the python kernel of a project's environment, kernels/python_env.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
 
 
 @dataclass(frozen=True)
@@ -14,10 +17,23 @@ class SpecInfo:
     language: str
 
 
-def find_spec(name: str) -> SpecInfo | None:
-    """The installed kernelspec called `name`, or None when there is none."""
+def spec_manager(kernels_dir: Path | None = None) -> KernelSpecManager:
+    """A KernelSpecManager that looks in `kernels_dir` (the data dir's `kernels/`) before Jupyter's dirs."""
+    manager = KernelSpecManager()
+    if kernels_dir is not None:
+        manager.kernel_dirs = [str(kernels_dir), *manager.kernel_dirs]
+    return manager
+
+
+def find_spec(name: str, kernels_dir: Path | None = None) -> SpecInfo | None:
+    """The kernelspec called `name`, or None when there is none."""
     try:
-        spec = KernelSpecManager().get_kernel_spec(name)
+        spec = spec_manager(kernels_dir).get_kernel_spec(name)
     except NoSuchKernel:
         return None
     return SpecInfo(name, spec.display_name, spec.language)
+
+
+def kernel_manager(name: str, kernels_dir: Path | None = None) -> AsyncKernelManager:
+    """A kernel manager for `name` that finds the kernelspecs in `kernels_dir` too (replay's)."""
+    return AsyncKernelManager(kernel_name=name, kernel_spec_manager=spec_manager(kernels_dir))

@@ -64,12 +64,12 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     result = Export(executions=len(rows))
     meta = {"session": session_id, **({"project_dir": project_dir} if project_dir else {})}
     if len(kernels) <= 1:
-        nb = _notebook(kernels[0] if kernels else None, kernelspecs, meta)
+        nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])})
         for row in rows:
             nb.cells.append(_cell(row, outputs))
         result.notebooks.append(_write(nb, directory / f"{stem}.ipynb", kernels[0] if kernels else None))
         return result
-    per_kernel = {k: _notebook(k, kernelspecs, meta) for k in kernels}
+    per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}) for k in kernels}
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
     # The index names its notebooks so `replay` given the index replays each of them.
     index = _notebook(None, kernelspecs, {**meta, "notebooks": [paths[k].name for k in kernels]})
@@ -96,6 +96,15 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     for k in kernels:
         result.notebooks.append(_write(per_kernel[k], paths[k], k))
     return result
+
+
+def _python(rows: list[ExecutionRow], kernels: list[str]) -> dict[str, Any]:
+    """Which interpreter and environment the notebook's cells ran with (`python`), as recorded, so a
+    reader knows and replay runs them in the same one."""
+    for row in rows:
+        if row.kernel_name in kernels and row.python:
+            return {"python": {"executable": row.python, **({"env": row.python_env} if row.python_env else {})}}
+    return {}
 
 
 def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, Any] | None],

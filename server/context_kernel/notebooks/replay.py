@@ -19,6 +19,11 @@ goes on with the next cell; nothing waits forever.
 
 Given the index notebook of a mixed-language session, replay runs each per-kernel notebook it
 lists, and the report names the notebook of each cell.
+
+A notebook whose cells ran in a project's environment (`metadata.context_kernel.python`, a kernel
+named `ck-python-…`) replays in that same interpreter, with its environment activated as in the
+session; when that interpreter is not on this machine, or cannot run the kernel, replay says so
+and stops (the CLI exits 2) instead of running the cells in another Python.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import difflib
 import hashlib
 import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -36,9 +42,10 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from ..errors import ReplayError
+from ..errors import KernelUnavailable, ReplayError
 from ..execution.text import strip_ansi
-from ..kernels.specs import find_spec
+from ..kernels.languages import PROJECT_PYTHON_PREFIX
+from ..kernels.specs import find_spec, kernel_manager
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
@@ -55,6 +62,15 @@ _NOT_RUN = {
     "interrupted": "never finished in the session; not run",
     "died": "its kernel died running it in the session; not run",
 }
+
+
+@dataclass(frozen=True)
+class KernelPlace:
+    """Where replay finds the kernelspecs a server wrote (its data dir) and the environment kernels get."""
+
+    kernels_dir: Path | None = None
+    overlays_dir: Path | None = None
+    env: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -132,15 +148,17 @@ def comparable(outputs: list[dict[str, Any]]) -> str:
     return normalise("\n".join(parts + rest))
 
 
-def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None) -> ReplayReport:
+def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
+           place: KernelPlace | None = None) -> ReplayReport:
     """Run the notebook (or each notebook an index lists) in a fresh kernel and compare outputs.
 
     `cwd` defaults to the directory the session ran in, when it still exists, else the
     notebook's own directory.
     """
+    place = place or KernelPlace()
     nb = nbformat.read(path, as_version=4)
     if nb.metadata.get("kernelspec"):
-        return _replay_one(path, nb, timeout_s, cwd)
+        return _replay_one(path, nb, timeout_s, cwd, place)
     listed = nb.metadata.get("context_kernel", {}).get("notebooks")
     if not listed:
         raise ReplayError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
@@ -149,7 +167,8 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None) -> Repl
         raise ReplayError(f"{path} lists notebooks that are not next to it: {', '.join(missing)}")
     report = ReplayReport()
     for name in listed:
-        part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s, cwd)
+        part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s, cwd,
+                           place)
         for c in part.cells:
             c.notebook = name
         report.cells += part.cells
@@ -158,9 +177,15 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None) -> Repl
     return report
 
 
-def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None) -> ReplayReport:
+def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: KernelPlace) -> ReplayReport:
     kernel = nb.metadata.kernelspec.name
-    if find_spec(kernel) is None:
+    project = nb.metadata.get("context_kernel", {}).get("project_dir")
+    where = cwd or (Path(project) if project and Path(project).is_dir() else path.parent)
+    start: dict[str, Any] = {}
+    if kernel.startswith(PROJECT_PYTHON_PREFIX):
+        ran_in = dict(nb.metadata.get("context_kernel", {}).get("python") or {})
+        kernel, start["env"] = _project_kernel(path.name, ran_in, where, place)
+    elif find_spec(kernel, place.kernels_dir) is None:
         raise ReplayError(f"{path.name} needs the kernel {kernel!r}, which is not installed here "
                          "(context-kernel doctor lists the kernels)")
     recorded = copy.deepcopy(nb)
@@ -181,10 +206,9 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None) -> Replay
         if execute_reply.get("content", {}).get("ename") == _TIMEOUT_ENAME:
             timed_out.add(cell_index)
 
-    project = nb.metadata.get("context_kernel", {}).get("project_dir")
-    where = cwd or (Path(project) if project and Path(project).is_dir() else path.parent)
     client = NotebookClient(
-        nb, timeout=timeout_s, timeout_func=limit, allow_errors=True, interrupt_on_timeout=True,
+        nb, km=kernel_manager(kernel, place.kernels_dir),
+        timeout=timeout_s, timeout_func=limit, allow_errors=True, interrupt_on_timeout=True,
         # Answer for a kernel that ignores the interrupt instead of waiting on it again.
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "interrupted at the time limit", "traceback": []},
         on_cell_executed=executed, kernel_name=kernel,
@@ -194,7 +218,7 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None) -> Replay
     # keep it out of the caller's terminal or notebook, and quote it if the kernel dies.
     with tempfile.TemporaryFile() as kernel_log:
         try:
-            client.execute(stderr=kernel_log)
+            client.execute(stderr=kernel_log, **start)
         except (CellTimeoutError, DeadKernelError) as exc:
             kernel_log.seek(0)
             last = kernel_log.read().decode("utf-8", "replace").strip().splitlines()[-3:]
@@ -205,6 +229,29 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None) -> Replay
         if old.cell_type == "code":
             report.cells.append(_compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old)))
     return report
+
+
+def _project_kernel(name: str, recorded: dict[str, Any], where: Path, place: KernelPlace) -> tuple[str, dict[str, str]]:
+    """The kernel and environment to replay a notebook that ran in a project's interpreter: the same
+    interpreter (its kernelspec written again if this data dir lacks it), or ReplayError saying why not."""
+    from ..kernels.python_env import find_project_python
+
+    executable = recorded.get("executable")
+    if not executable:
+        raise ReplayError(f"{name} ran in a project's Python environment but does not say which interpreter "
+                          "(metadata.context_kernel.python is missing)")
+    if place.kernels_dir is None or place.overlays_dir is None:
+        raise ReplayError(f"{name} ran in {executable}: replay it with `context-kernel replay`, which knows the "
+                          "data dir its kernelspec lives in")
+    python = find_project_python(where, place.env or {}, kernels_dir=place.kernels_dir,
+                                 overlays_dir=place.overlays_dir, explicit=executable,
+                                 explicit_from="the notebook's recorded interpreter")
+    try:
+        launch = python.prepare()
+    except KernelUnavailable as exc:
+        env = f" (environment {recorded['env']})" if recorded.get("env") else ""
+        raise ReplayError(f"{name} ran in {executable}{env}, which cannot run here: {exc}") from exc
+    return launch.kernel_name, python.env
 
 
 def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float) -> CellReport:

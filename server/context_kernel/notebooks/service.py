@@ -16,8 +16,10 @@ from .export import Export, export_session
 
 
 class ExportService:
-    def __init__(self, *, db: Database, executions: ExecutionRepository, project_dir: Path, export_dir: Path) -> None:
+    def __init__(self, *, db: Database, executions: ExecutionRepository, project_dir: Path, export_dir: Path,
+                 kernels_dir: Path | None = None) -> None:
         self._db = db
+        self._kernels_dir = kernels_dir
         self._executions = executions
         self._project_dir = project_dir
         self._export_dir = export_dir
@@ -66,7 +68,6 @@ class ExportService:
         # The directory may not exist yet; its parent must, inside the project.
         return resolve_in_project(self._project_dir, str(target.parent), want="dir") / target.name
 
-    @staticmethod
-    def _kernelspec(name: str) -> dict[str, Any] | None:
-        spec = find_spec(name)
+    def _kernelspec(self, name: str) -> dict[str, Any] | None:
+        spec = find_spec(name, self._kernels_dir)
         return {"display_name": spec.display_name, "language": spec.language} if spec else None

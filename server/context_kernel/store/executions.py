@@ -31,6 +31,10 @@ class ExecutionStart:
     file_path: str | None = None
     file_hash: str | None = None
     timeout_ms: int | None = None
+    python: str | None = None
+    """The interpreter of the python kernel (python cells) or of `python` on the shell's PATH (shell cells)."""
+    python_env: str | None = None
+    """That interpreter's environment directory (a venv, a conda env), when it has one."""
 
 
 ExecutionStatus = Literal["pending", "ok", "error", "timeout", "interrupted", "died", "refused", "running"]
@@ -82,6 +86,8 @@ class ExecutionRow:
     kernel_instance: str | None
     timeout_ms: int | None
     note: str | None
+    python: str | None = None
+    python_env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -124,9 +130,9 @@ class ExecutionRepository:
             result = conn.execute(
                 text(
                     "INSERT INTO executions (session_id, tool, language, kernel_name, fresh, background, code, "
-                    "intent, file_path, file_hash, timeout_ms, status, started_at) VALUES (:session_id, :tool, "
-                    ":language, :kernel_name, :fresh, :background, :code, :intent, :file_path, :file_hash, "
-                    ":timeout_ms, 'pending', :now)"
+                    "intent, file_path, file_hash, timeout_ms, python, python_env, status, started_at) VALUES "
+                    "(:session_id, :tool, :language, :kernel_name, :fresh, :background, :code, :intent, :file_path, "
+                    ":file_hash, :timeout_ms, :python, :python_env, 'pending', :now)"
                 ),
                 {**start.__dict__, "now": time.time()},
             )

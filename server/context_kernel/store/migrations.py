@@ -203,8 +203,16 @@ def _m005_event_projects(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX session_events_project ON session_events(project_dir)"))
 
 
+def _m006_execution_python(conn: Connection) -> None:
+    # Which interpreter a python (or shell) cell ran with and the environment it belongs to
+    # (kernels/interpreters.py decides them per project), so a record says which env ran it.
+    conn.execute(text("ALTER TABLE executions ADD COLUMN python TEXT"))
+    conn.execute(text("ALTER TABLE executions ADD COLUMN python_env TEXT"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
+    _m006_execution_python,
 ]
 
 
