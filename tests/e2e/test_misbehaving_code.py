@@ -1,21 +1,53 @@
-"""Code that misbehaves must come back as a clear result, never a hang or a crashed server."""
+"""Code that misbehaves must come back as a clear result, never a hang or a crashed server.
+
+Every test runs twice: in the server's own Python, and in a project's .venv that has no ipykernel
+(the kernel then runs with ipykernel lent from context-kernel's overlay, kernels/python_env.py).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
 from tests.conftest import make_settings, text_of
+from tests.pythonenvs import make_venv, without_header
 
 from context_kernel.tools.server import create_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
+PROJECT_ENV = "project .venv"
+
+
+@pytest.fixture(params=["server python", PROJECT_ENV])
+def project(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    if request.param == PROJECT_ENV:
+        make_venv(root / ".venv")
+    return root
 
 
 async def run(client: Client, code: str, **extra: object) -> tuple[bool, str]:
     result = await client.call_tool("ctx_execute", {"language": "python", "code": code, **extra})
-    return bool(result.is_error), text_of(result)
+    return bool(result.is_error), without_header(text_of(result))
+
+
+async def test_the_cells_run_in_the_python_of_the_parametrisation(client: Client, project: Path) -> None:
+    venv = project / ".venv"
+    expected = str(venv) if venv.is_dir() else sys.prefix
+    assert await run(client, "import sys\nprint(sys.prefix)") == (False, expected)
+    assert await run(client, "import os\nprint(os.environ.get('VIRTUAL_ENV', '-'))") == (
+        False, str(venv) if venv.is_dir() else os.environ.get("VIRTUAL_ENV", "-"))
+
+
+async def test_our_quirks_are_set_up_so_output_of_child_processes_is_never_lost(client: Client) -> None:
+    hooks = "print([f.__name__ for f in get_ipython().events.callbacks['post_run_cell']])"
+    assert "flush_fd_output" in (await run(client, hooks))[1]  # kernels/quirks.py ran in this kernel
+    for i in range(20):
+        assert await run(client, f"import subprocess\n_ = subprocess.run(['echo', 'child {i}'])") == (False, f"child {i}")
 
 
 async def test_infinite_loop_times_out_and_the_kernel_keeps_its_variables(client: Client) -> None:
@@ -95,7 +127,9 @@ launch_new_instance()
 async def test_a_kernel_that_cannot_be_restarted_after_a_stuck_cell_is_replaced_and_the_reply_says_so(
         tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
-    import sys
+
+    if (project / ".venv").is_dir():
+        pytest.skip("runs a kernelspec of its own (kernel=no-restart), whatever the project's Python")
 
     specs = tmp_path / "jupyter" / "kernels" / "no-restart"
     specs.mkdir(parents=True)
