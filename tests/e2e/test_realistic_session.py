@@ -116,6 +116,9 @@ async def test_a_realistic_session_exports_to_the_golden_notebooks_and_replays(c
 def normalised(path: Path, *, project: Path, session: str) -> dict[str, Any]:
     """The notebook without what changes from run to run: times, ids, paths, counts, image bytes."""
     text = path.read_text().replace(str(project), "{PROJECT}").replace(session, "{SESSION}")
+    # The python kernel ran in the server's own Python (no project environment): its paths vary by machine.
+    text = text.replace(json.dumps(sys.executable), '"{SERVER_PYTHON}"').replace(json.dumps(sys.prefix),
+                                                                                  '"{SERVER_PREFIX}"')
     nb = json.loads(text)
     nb["metadata"]["context_kernel"].pop("exported_at")
     for i, cell in enumerate(nb["cells"]):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,13 @@ def find_spec(name: str, kernels_dir: Path | None = None) -> SpecInfo | None:
     return SpecInfo(name, spec.display_name, spec.language)
 
 
-def kernel_manager(name: str, kernels_dir: Path | None = None) -> AsyncKernelManager:
-    """A kernel manager for `name` that finds the kernelspecs in `kernels_dir` too (replay's)."""
-    return AsyncKernelManager(kernel_name=name, kernel_spec_manager=spec_manager(kernels_dir))
+def kernel_manager_class(kernels_dir: Path | None = None) -> type[AsyncKernelManager]:
+    """A kernel manager class whose managers find the kernelspecs in `kernels_dir` too (replay's: nbclient
+    makes, and shuts down, the managers of the classes it is given)."""
+
+    class Manager(AsyncKernelManager):
+        @default("kernel_spec_manager")
+        def _kernel_spec_manager_default(self) -> KernelSpecManager:
+            return spec_manager(kernels_dir)
+
+    return Manager

@@ -45,7 +45,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from ..errors import KernelUnavailable, ReplayError
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
-from ..kernels.specs import find_spec, kernel_manager
+from ..kernels.specs import find_spec, kernel_manager_class
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
@@ -207,7 +207,7 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
             timed_out.add(cell_index)
 
     client = NotebookClient(
-        nb, km=kernel_manager(kernel, place.kernels_dir),
+        nb, kernel_manager_class=kernel_manager_class(place.kernels_dir),
         timeout=timeout_s, timeout_func=limit, allow_errors=True, interrupt_on_timeout=True,
         # Answer for a kernel that ignores the interrupt instead of waiting on it again.
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "interrupted at the time limit", "traceback": []},
