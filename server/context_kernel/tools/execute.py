@@ -22,7 +22,8 @@ EXECUTE_DOC = (
     "Run code in a warm Jupyter kernel next to the data; only what the code prints (and a last expression's "
     "value) comes back. Variables, imports and loaded data persist between calls of the same language. Print "
     "derived answers (counts, filtered rows, summaries), not raw data: long output is cut to head+tail and "
-    "recorded in full. Images are recorded, not returned."
+    "recorded in full. Images are recorded, not returned. python runs in the project's own environment (its "
+    ".venv or the activated one; the first reply names it), the same `python` shell cells get."
 )
 EXECUTE_FILE_DOC = (
     "Run code over one project file without reading it into the conversation: FILE_CONTENT (text), "
