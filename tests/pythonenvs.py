@@ -23,6 +23,11 @@ def make_venv(prefix: Path, python: Path | str = sys.executable, *, with_pip: bo
     return prefix
 
 
+def real_python(prefix: Path) -> str:
+    """The environment's python with symlinks resolved (what `os.path.realpath(sys.executable)` prints in it)."""
+    return os.path.realpath(prefix / "bin" / "python")
+
+
 def site_packages(prefix: Path) -> Path:
     found = sorted(prefix.glob("lib/python3*/site-packages"))
     assert found, f"no site-packages under {prefix}"

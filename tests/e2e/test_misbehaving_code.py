@@ -47,7 +47,8 @@ async def test_our_quirks_are_set_up_so_output_of_child_processes_is_never_lost(
     hooks = "print([f.__name__ for f in get_ipython().events.callbacks['post_run_cell']])"
     assert "flush_fd_output" in (await run(client, hooks))[1]  # kernels/quirks.py ran in this kernel
     for i in range(20):
-        assert await run(client, f"import subprocess\n_ = subprocess.run(['echo', 'child {i}'])") == (False, f"child {i}")
+        code = f"import subprocess\n_ = subprocess.run(['echo', 'child {i}'])"
+        assert await run(client, code) == (False, f"child {i}")
 
 
 async def test_infinite_loop_times_out_and_the_kernel_keeps_its_variables(client: Client) -> None:

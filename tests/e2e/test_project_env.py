@@ -23,6 +23,7 @@ from tests.pythonenvs import (
     make_conda_prefix,
     make_venv,
     other_minor_python,
+    real_python,
     tree_state,
     without_header,
 )
@@ -73,13 +74,21 @@ async def test_a_project_venv_without_ipykernel_imports_its_packages_keeps_state
 async def test_the_shell_python_is_the_python_kernel_interpreter(tmp_path: Path, project: Path) -> None:
     venv = make_venv(project / ".venv")
     settings = make_settings(tmp_path, project)
+    no_ipykernel = "python -c 'import ipykernel' 2>&1 | tail -1"
     async with Client(create_server(settings)) as client:
         _, kernel = await call(client, "python", EXECUTABLE)
         shell = await call(client, "shell", SHELL_EXECUTABLE + "; echo \"$VIRTUAL_ENV\"")
-    assert without_header(kernel) == os.path.realpath(venv / "bin" / "python")
-    assert shell == (False, f"{os.path.realpath(venv / 'bin' / 'python')}\n{venv}")
+        # The lent ipykernel is the kernel's alone: no PYTHONPATH carries it to the shell or to a child.
+        in_shell = await call(client, "shell", no_ipykernel)
+        in_child = await call(client, "python", "import subprocess, sys\n"
+                              "print(subprocess.run([sys.executable, '-c', 'import ipykernel'], capture_output=True)"
+                              ".returncode, os.environ.get('PYTHONPATH') == " + repr(os.environ.get("PYTHONPATH")) + ")")
+    assert without_header(kernel) == real_python(venv)
+    assert shell == (False, f"{real_python(venv)}\n{venv}")
+    assert in_shell == (False, "ModuleNotFoundError: No module named 'ipykernel'")
+    assert in_child == (False, "1 True")
     shell_rows = [r for r in records(settings) if r.language == "shell"]
-    assert [(r.python, r.python_env) for r in shell_rows] == [(str(venv / "bin" / "python"), str(venv))]
+    assert {(r.python, r.python_env) for r in shell_rows} == {(str(venv / "bin" / "python"), str(venv))}
 
 
 async def test_an_activated_virtualenv_outside_the_project_is_used_by_the_kernel_and_the_shell(
@@ -93,7 +102,7 @@ async def test_an_activated_virtualenv_outside_the_project_is_used_by_the_kernel
         shell = await call(client, "shell", SHELL_EXECUTABLE)
     assert (is_error, text) == (False, f"[python: {active}/bin/python {VERSION} (VIRTUAL_ENV; ipykernel lent by "
                                        f"context-kernel)]\n{active}")
-    assert shell == (False, os.path.realpath(active / "bin" / "python"))
+    assert shell == (False, real_python(active))
 
 
 async def test_an_activated_conda_prefix_is_used_by_the_kernel_and_the_shell(tmp_path: Path, project: Path) -> None:

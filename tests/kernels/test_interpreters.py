@@ -219,3 +219,19 @@ def test_activation_leaves_the_environment_alone_for_the_server_or_a_broken_inte
     assert activated(base, find(project)) == base
     fake_env(project / ".venv", python="dangling")
     assert activated(base, find(project)) == base
+
+
+def test_the_cli_flag_wins_over_the_variable_and_a_relative_path_is_made_absolute(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from context_kernel.cli import build_settings
+
+    monkeypatch.chdir(tmp_path)
+    env = {"HOME": str(tmp_path), "CONTEXT_KERNEL_PYTHON": "envs/from-variable"}
+    by_variable = build_settings(argparse.Namespace(python=None), env)
+    assert (by_variable.python, by_variable.python_from) == (str(tmp_path / "envs" / "from-variable"),
+                                                             "CONTEXT_KERNEL_PYTHON")
+    by_flag = build_settings(argparse.Namespace(python="python3.12"), env)
+    assert (by_flag.python, by_flag.python_from) == ("python3.12", "--python")  # a command: looked up on PATH
+    assert build_settings(argparse.Namespace(), {"HOME": str(tmp_path)}).python is None
