@@ -190,11 +190,16 @@ KERNEL_CHECK_CONCURRENCY = 3
 
 async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython) -> list[Check]:
     checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings)]
-    checks.append(await check_python(python))  # writes the project python's kernelspec, found below
+    env_check = await check_python(python)  # writes the project python's kernelspec, found below
+    checks.append(env_check)
     results: dict[str, Check] = {}
     limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
 
     async def one(lang: Language) -> None:
+        if lang.name == "python" and env_check.level == "FAIL":
+            results[lang.name] = Check("FAIL", f"{lang.name:<10} kernel {python.kernel_name}",
+                                       "cannot start in this environment (python env, above, says why)")
+            return
         async with limiter:
             name = python.kernel_name if lang.name == "python" else None
             results[lang.name] = await check_language(settings, lang, start, kernels, name)

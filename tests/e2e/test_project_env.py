@@ -80,9 +80,10 @@ async def test_the_shell_python_is_the_python_kernel_interpreter(tmp_path: Path,
         shell = await call(client, "shell", SHELL_EXECUTABLE + "; echo \"$VIRTUAL_ENV\"")
         # The lent ipykernel is the kernel's alone: no PYTHONPATH carries it to the shell or to a child.
         in_shell = await call(client, "shell", no_ipykernel)
+        same_pythonpath = f"os.environ.get('PYTHONPATH') == {os.environ.get('PYTHONPATH')!r}"
         in_child = await call(client, "python", "import subprocess, sys\n"
                               "print(subprocess.run([sys.executable, '-c', 'import ipykernel'], capture_output=True)"
-                              ".returncode, os.environ.get('PYTHONPATH') == " + repr(os.environ.get("PYTHONPATH")) + ")")
+                              f".returncode, {same_pythonpath})")
     assert without_header(kernel) == real_python(venv)
     assert shell == (False, f"{real_python(venv)}\n{venv}")
     assert in_shell == (False, "ModuleNotFoundError: No module named 'ipykernel'")
@@ -211,3 +212,4 @@ def test_doctor_says_which_interpreter_and_env_the_python_kernel_and_shell_use_a
     broken = doctor({})
     assert f"[FAIL] python env: {venv}/bin/python (environment {venv}, venv): the project's own environment" in broken
     assert "is a dangling symlink" in broken and "recreate it" in broken
+    assert "kernel ck-python-" in broken and "cannot start in this environment (python env, above, says why)" in broken
