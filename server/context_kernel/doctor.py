@@ -45,8 +45,8 @@ async def check_python(python: ProjectPython) -> Check:
     try:
         await anyio.to_thread.run_sync(python.prepare)
     except ContextKernelError as exc:
-        return Check("FAIL", "python env", f"{python.describe()} — {exc}".replace("\n", "; "))
-    return Check("OK", "python env", python.describe())
+        return Check("FAIL", "interpreter", f"{python.describe()} — {exc}".replace("\n", "; "))
+    return Check("OK", "interpreter", python.describe())
 
 
 async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory,
@@ -198,7 +198,7 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
     async def one(lang: Language) -> None:
         if lang.name == "python" and env_check.level == "FAIL":
             results[lang.name] = Check("FAIL", f"{lang.name:<10} kernel {python.kernel_name}",
-                                       "cannot start in this environment (python env, above, says why)")
+                                       "cannot start in this environment (the interpreter check above says why)")
             return
         async with limiter:
             name = python.kernel_name if lang.name == "python" else None

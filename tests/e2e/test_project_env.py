@@ -200,16 +200,16 @@ def test_doctor_says_which_interpreter_and_env_the_python_kernel_and_shell_use_a
         return done.stdout
 
     found = doctor({})
-    assert (f"[OK] python env: {venv}/bin/python (environment {venv}, venv): the project's own environment "
+    assert (f"[OK] interpreter: {venv}/bin/python (environment {venv}, venv): the project's own environment "
             f"(.venv/ in the project directory); runs context-kernel's ipykernel, lent from an overlay") in found
     assert f"shell cells get {venv}/bin first on PATH and VIRTUAL_ENV" in found
     assert "[OK] python     kernel ck-python-" in found
     explicit = doctor({"CONTEXT_KERNEL_PYTHON": str(chosen)})
-    assert f"[OK] python env: {chosen}/bin/python (environment {chosen}, venv): set explicitly " \
+    assert f"[OK] interpreter: {chosen}/bin/python (environment {chosen}, venv): set explicitly " \
            "(CONTEXT_KERNEL_PYTHON)" in explicit
     (venv / "bin" / "python").unlink()
     os.symlink(tmp_path / "removed" / "python3", venv / "bin" / "python")
     broken = doctor({})
-    assert f"[FAIL] python env: {venv}/bin/python (environment {venv}, venv): the project's own environment" in broken
+    assert f"[FAIL] interpreter: {venv}/bin/python (environment {venv}, venv): the project's own environment" in broken
     assert "is a dangling symlink" in broken and "recreate it" in broken
-    assert "kernel ck-python-" in broken and "cannot start in this environment (python env, above, says why)" in broken
+    assert "kernel ck-python-" in broken and "cannot start in this environment (the interpreter check above says why)" in broken
