@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from kernel_harness import Kernel, StartKernel, any_output, running
+from kernel_harness import Kernel, StartKernel, Trigger, any_output, running
 
 from context_kernel.kernel_processes.node_process import DRIVER, typescript_dir
 
@@ -30,6 +30,11 @@ def _require_runtime() -> None:
         pytest.skip("node is not installed (bash kernels/install.sh)")
     if not os.path.isdir(typescript_dir()):
         pytest.skip("npm package typescript is not installed in the venv (bash kernels/install.sh)")
+
+
+def printed(size: int) -> Trigger:
+    """Holds once the cell has printed more than size characters."""
+    return lambda cell, msg: sum(len(text) for _, text in cell.streams) > size
 
 
 @pytest.fixture(scope="module")
@@ -232,6 +237,15 @@ async def test_a_busy_loop_after_an_await_cannot_be_stopped_so_node_restarts_and
     assert cell.reply["ename"] == "KeyboardInterrupt"
     assert "variables were lost" in cell.reply["evalue"]
     assert (await fresh_js.run("typeof kept")).value() == "'undefined'"
+
+
+async def test_interrupting_a_console_log_flood_stops_it_and_keeps_the_variables(fresh_js: Kernel) -> None:
+    # the interrupt lands inside console.log's code, with the pipe full: the next output must still go out
+    await fresh_js.run("var kept = 'yes'")
+    cell = await fresh_js.run("while (true) console.log('x'.repeat(1000))", interrupt_when=printed(5_000_000))
+    assert cell.reply["ename"] == "KeyboardInterrupt"
+    after = await fresh_js.run("console.log('printed'); kept")
+    assert (after.stream(), after.value()) == ("printed\n", "'yes'")
 
 
 async def test_process_exit_is_an_exit_code_error_and_the_next_cell_gets_a_fresh_node(

@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from context_kernel.file_content import shell_preamble
 from context_kernel.lifeline import cell_child_setup
@@ -36,6 +37,15 @@ EMBED_LIMIT = 16384  # characters of cell code sent inline to bash rather than b
 _DIR_PREFIX = "ck-bash-"
 
 OutputSink = Callable[[str, bytes], None]  # (stream name, raw bytes)
+
+
+class OutputGate(Protocol):
+    """Says when the output sink is full: the cell's pipes are then not read, so its writes wait."""
+
+    @property
+    def full(self) -> bool: ...
+
+    def when_room(self, callback: Callable[[], None]) -> None: ...
 
 
 _ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {
@@ -203,9 +213,13 @@ class BashShell:
     # -- running a cell ----------------------------------------------------------------
 
     async def run(
-        self, code: str, on_output: OutputSink, file_path: str | None = None
+        self,
+        code: str,
+        on_output: OutputSink,
+        file_path: str | None = None,
+        gate: OutputGate | None = None,
     ) -> CellOutcome:
-        """Run one cell to its end, feeding raw output to on_output as it arrives."""
+        """Run one cell to its end, feeding raw output to on_output as it arrives (while gate has room)."""
         assert self._proc is not None
         loop = asyncio.get_running_loop()
         if self._proc.poll() is not None:  # died between cells, e.g. a background `kill $$`
@@ -249,9 +263,20 @@ class BashShell:
         # one wakeup, and coalescing delays output by a few ms anyway
         readers = {self._fds["out"]: "stdout", self._fds["err"]: "stderr"}
 
+        def read(fd: int, name: str) -> None:
+            if self._pump(fd, name, on_output, gate=gate) or gate is None:
+                return
+
+            def resume() -> None:
+                if not done.done():
+                    loop.add_reader(fd, read, fd, name)
+
+            loop.remove_reader(fd)  # the sink is full: the cell's writes wait until it has room
+            gate.when_room(resume)
+
         def start_reading() -> None:
             for fd, name in readers.items():
-                loop.add_reader(fd, self._pump, fd, name, on_output)
+                loop.add_reader(fd, read, fd, name)
 
         reading = loop.call_later(FIRST_READ, start_reading)
         try:
@@ -268,20 +293,29 @@ class BashShell:
                 self._pump(fd, name, on_output)  # whatever the cell wrote before it ended
             self._done = None
 
-    def _pump(self, fd: int, name: str, on_output: OutputSink, limit: int = 1 << 20) -> None:
-        """Read what is there (bounded, so a background writer cannot hold the loop)."""
+    def _pump(
+        self, fd: int, name: str, on_output: OutputSink, limit: int = 1 << 20,
+        gate: OutputGate | None = None,
+    ) -> bool:
+        """Read what is there (bounded, so a background writer cannot hold the loop).
+
+        False when it stopped because the gate is full.
+        """
         total = 0
         while total < limit:
+            if gate is not None and gate.full:
+                return False
             try:
                 data = os.read(fd, READ_SIZE)
             except BlockingIOError:
-                return
+                return True
             if not data:
-                return
+                return True
             total += len(data)
             if self._cell_prefix in data:  # "bash: /tmp/ck-bash-1-x/cell: line 2: ..."
                 data = data.replace(self._cell_prefix, b"")
             on_output(name, data)
+        return True
 
     def _read_status(self) -> None:
         try:

@@ -21,11 +21,11 @@ import sys
 import time
 from typing import Any
 
-from ipykernel.kernelapp import IPKernelApp
 from ipykernel.kernelbase import Kernel
 from traitlets import Unicode
 from traitlets.config import Config
 
+from context_kernel.kernel_processes.iopub_flow import FlowControlledApp, StreamWindow
 from context_kernel.kernel_processes.node_process import MARK_WAIT, NodeProcess, Output, killpg
 
 INTERRUPT_GRACE = 2.0  # seconds node gets to stop a cell after SIGINT before it is killed
@@ -55,7 +55,8 @@ class NodeKernel(Kernel):
         super().__init__(**kwargs)
         if self.language_name not in LANGUAGES:
             raise ValueError(f"unknown language {self.language_name!r}; one of {sorted(LANGUAGES)}")
-        self._output = Output(self._send_stream)
+        self._window = StreamWindow(self.iopub_thread)
+        self._output = Output(self._send_stream, self._window.room)
         self._node: NodeProcess | None = None
         self._starting: asyncio.Future[NodeProcess] | None = None
         self._sigint_at: float | None = None
@@ -122,6 +123,7 @@ class NodeKernel(Kernel):
             parent=self._cell_parent,
             ident=self._topic("stream"),
         )
+        self._window.queued()
 
     async def do_execute(
         self,
@@ -246,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
     ours, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     config = Config()
     config.NodeKernel.language_name = ours.language
-    IPKernelApp.launch_instance(argv=rest, kernel_class=NodeKernel, config=config)
+    FlowControlledApp.launch_instance(argv=rest, kernel_class=NodeKernel, config=config)
 
 
 if __name__ == "__main__":

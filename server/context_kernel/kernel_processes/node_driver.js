@@ -262,26 +262,45 @@ function describeError(err) {
   return { ename: 'Uncaught', evalue: shown, traceback: [`Uncaught ${shown}`] };
 }
 
-// process.stdout/stderr on a pipe queue writes when the pipe is full, so the marker
-// goes through the same stream, after everything queued, and the reply waits for it.
-const rawWrites = [process.stdout, process.stderr].map((s) => s.write.bind(s));
-const MARK_FLUSH_MS = 5000; // a stream the cell ended or broke must not hang the kernel
-
-function writeMark(write) {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, MARK_FLUSH_MS);
-    try {
-      write(MARK, () => { clearTimeout(timer); resolve(); });
-    } catch (_) {
-      clearTimeout(timer);
-      resolve();
-    }
-  });
+// process.stdout/stderr write straight to their (blocking) fds. Node's own pipe streams
+// queue writes to a full pipe in memory, so a flood grows without bound and a cell's end
+// waits behind all of it; and an interrupt that lands inside the stream's code (a SIGINT
+// stops a cell between any two statements) leaves it stuck, so nothing written after it,
+// the end marker included, ever goes out. A blocking write has no state to leave half-done,
+// and a writer waits for the kernel, which reads at the pace its own reader takes output.
+function writeAll(fd, data) {
+  for (let done = 0; done < data.length;) done += fs.writeSync(fd, data, done);
 }
 
-async function finish(reply) {
+function directWrite(fd) {
+  return function write(chunk, encoding, callback) {
+    if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
+    let error = null;
+    try {
+      writeAll(fd, typeof chunk === 'string' ? Buffer.from(chunk, encoding || 'utf8') : chunk);
+    } catch (err) {
+      error = err; // a closed or broken pipe: the output is lost, the cell goes on
+    }
+    if (typeof callback === 'function') process.nextTick(callback, error);
+    return true;
+  };
+}
+
+for (const [fd, stream] of [[1, process.stdout], [2, process.stderr]]) {
+  if (stream._handle && typeof stream._handle.setBlocking === 'function') stream._handle.setBlocking(true);
+  stream.write = directWrite(fd);
+}
+
+// After everything the cell wrote, whatever it did to process.stdout/stderr since.
+function writeMarks() {
+  for (const fd of [1, 2]) {
+    try { writeAll(fd, Buffer.from(MARK)); } catch (_) { /* the kernel stops waiting after MARK_WAIT */ }
+  }
+}
+
+function finish(reply) {
   running = null;
-  await Promise.all(rawWrites.map(writeMark));
+  writeMarks();
   ctl.write(`${JSON.stringify(reply)}\n`);
 }
 
@@ -302,7 +321,7 @@ async function handle(req) {
   } catch (err) {
     reply = { status: 'error', ...describeError(err) };
   }
-  await finish(reply);
+  finish(reply);
 }
 
 // ----- wiring ---------------------------------------------------------------------
