@@ -163,6 +163,7 @@ async def test_a_shell_flood_stops_at_the_output_cap_and_the_shell_keeps_cd_and_
 
 @pytest.mark.parametrize("flood", [
     "while (true) console.log('x'.repeat(1000))",
+    "setInterval(() => console.log('x'.repeat(1000)), 0); await new Promise(() => {})",
 ])
 async def test_a_javascript_flood_stops_at_its_timeout_and_keeps_the_variables(
         tmp_path: Path, project: Path, flood: str) -> None:

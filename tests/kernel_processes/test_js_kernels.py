@@ -248,6 +248,23 @@ async def test_interrupting_a_console_log_flood_stops_it_and_keeps_the_variables
     assert (after.stream(), after.value()) == ("printed\n", "'yes'")
 
 
+async def test_interrupting_a_cell_stops_the_timers_it_set_and_no_others(fresh_js: Kernel) -> None:
+    await fresh_js.run("var ticks = 0; var keep = setInterval(() => { ticks += 1 }, 1)")
+    cell = await fresh_js.run(
+        "setInterval(() => console.log('flood'), 0); setTimeout(() => setInterval(() => console.log('nested'), 0), 0);"
+        " await new Promise(() => {})",
+        interrupt_when=any_output,
+    )
+    assert cell.reply["ename"] == "KeyboardInterrupt"
+    # the earlier cell's interval still ticks, and while it does, nothing of the interrupted cell prints
+    first = await fresh_js.run(
+        "var seen = ticks; await new Promise((done) => { const t = setInterval(() => {"
+        " if (ticks > seen + 3) { clearInterval(t); done(); } }, 1); }); 'ticked'"
+    )
+    later = await fresh_js.run("clearInterval(keep); 'done'")
+    assert first.value() == "'ticked'" and first.stream() + later.stream() == ""
+
+
 async def test_process_exit_is_an_exit_code_error_and_the_next_cell_gets_a_fresh_node(
     fresh_js: Kernel,
 ) -> None:

@@ -12,6 +12,7 @@
 // declare again, the body runs inside an async function (top-level await), and the
 // value of a final expression statement is returned for display.
 
+const { AsyncLocalStorage } = require('async_hooks');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -223,12 +224,54 @@ function setupError() {
   return err;
 }
 
+// ----- timers: an interrupted cell's timers stop with it ----------------------------
+
+// Each timer is attributed to the cell whose code, or whose callbacks at any depth, set it:
+// interrupting a cell then stops a setInterval flood as well as the code that started it.
+const cellOf = new AsyncLocalStorage();
+const timers = new Map(); // handle -> {cell, clear}
+
+function trackTimers() {
+  for (const [set, clear, once] of [
+    ['setTimeout', 'clearTimeout', true],
+    ['setInterval', 'clearInterval', false],
+    ['setImmediate', 'clearImmediate', true],
+  ]) {
+    const originalSet = globalThis[set];
+    const originalClear = globalThis[clear];
+    const tracked = function (callback, ...rest) {
+      const cell = cellOf.getStore();
+      if (cell === undefined || typeof callback !== 'function') return originalSet(callback, ...rest);
+      let handle;
+      const run = once ? function (...args) { timers.delete(handle); return callback.apply(this, args); } : callback;
+      handle = originalSet(run, ...rest);
+      timers.set(handle, { cell, clear: originalClear });
+      return handle;
+    };
+    // keeps util.promisify.custom, so util.promisify(setTimeout) still works
+    Object.defineProperties(tracked, Object.getOwnPropertyDescriptors(originalSet));
+    globalThis[set] = tracked;
+    globalThis[clear] = function (handle) {
+      timers.delete(handle);
+      return originalClear(handle);
+    };
+  }
+}
+
+function stopTimersOf(cell) {
+  for (const [handle, timer] of timers) {
+    if (timer.cell !== cell) continue;
+    timers.delete(handle);
+    timer.clear(handle);
+  }
+}
+
 async function runCell(req) {
   cellNumber += 1;
   const filename = path.join(process.cwd(), `cell${cellNumber}`);
   defineFileGlobals(req.file);
   const script = compile(req.code, req.language, filename);
-  const promise = script.runInThisContext({ breakOnSigint: true, displayErrors: true });
+  const promise = cellOf.run(cellNumber, () => script.runInThisContext({ breakOnSigint: true, displayErrors: true }));
   const stop = new Promise((_, reject) => { running = { interrupt: reject }; });
   promise.catch(() => {}); // once interrupted, its later failure is nobody's business
   const result = await Promise.race([promise, stop]);
@@ -241,7 +284,7 @@ function cleanStack(err) {
   const wrapperCall = new RegExp(`at cell${cellNumber}:${cellLines + 1}:\\d+$`);
   return String(err.stack || `${err.name}: ${err.message}`).split('\n')
     .filter((l) => !l.includes(DRIVER) &&
-      !/\(node:(vm|internal)|at node:(vm|internal)|runInThisContext/.test(l))
+      !/\(node:(vm|internal|async_hooks)|at node:(vm|internal)|runInThisContext/.test(l))
     .map((l) => l.split(cwd).join(''))
     .filter((l) => !wrapperCall.test(l))
     .map((l) => l.replace(/\bcell(\d+):(\d+):(\d+)/g, (whole, n, line, col) => {
@@ -320,6 +363,7 @@ async function handle(req) {
     if (value !== undefined) reply.result = shown(value);
   } catch (err) {
     reply = { status: 'error', ...describeError(err) };
+    if (reply.ename === 'KeyboardInterrupt') stopTimersOf(cellNumber);
   }
   finish(reply);
 }
@@ -336,6 +380,7 @@ process.on('unhandledRejection', (err) => {
 });
 
 installGlobals();
+trackTimers();
 const ctl = new net.Socket({ fd: CTL_FD, readable: true, writable: true });
 let pending = '';
 let queue = Promise.resolve();
