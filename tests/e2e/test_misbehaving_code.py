@@ -174,3 +174,34 @@ async def test_a_javascript_flood_stops_at_its_timeout_and_keeps_the_variables(
         assert took < FLOOD_TIMEOUT_MS / 1000 + STOP_SLACK_S
         # the variable is there, and nothing of the flood goes on printing into later cells
         assert (await call(client, "javascript", "kept"))[:2] == (False, "'yes'")
+
+
+async def test_a_shell_cell_that_ignores_sigint_is_ended_and_the_reply_says_which_state_is_gone(
+        tmp_path: Path, client: Client) -> None:
+    await call(client, "shell", f"cd {tmp_path} && plain=kept && export EXPORTED=kept")
+    is_error, text, _ = await call(client, "shell", "trap '' INT; while :; do :; done", timeout=1500)
+    assert is_error and "timed out after 1.5 s" in text and "kept its state" not in text, text
+    assert "unexported variables, functions, aliases and options are gone" in text
+    assert "the working directory and exported variables were kept" in text
+    next_call = await call(client, "shell", 'echo "$PWD ${plain:-gone} $EXPORTED"')
+    assert next_call[:2] == (False, f"{tmp_path} gone kept")
+
+
+async def test_a_shell_flood_that_ignores_sigint_is_ended_at_the_output_cap_and_the_reply_says_what_is_gone(
+        tmp_path: Path, project: Path) -> None:
+    async with Client(create_server(make_settings(tmp_path, project, hard_output_cap=2 * 1024 * 1024))) as client:
+        await call(client, "shell", f"cd {tmp_path} && plain=kept")
+        is_error, text, _ = await call(client, "shell", "trap '' INT; yes", timeout=30_000)
+        assert is_error and "[output passed the 2 MB cap: the cell was interrupted" in text, text[-300:]
+        assert "the shell was killed; a new shell was started: unexported variables" in text, text[-600:]
+        assert (await call(client, "shell", 'echo "$PWD ${plain:-gone}"'))[:2] == (False, f"{tmp_path} gone")
+
+
+async def test_a_javascript_cell_that_ignores_sigint_is_ended_and_the_reply_says_the_variables_are_gone(
+        client: Client) -> None:
+    await call(client, "javascript", "var kept = 'yes'")
+    is_error, text, _ = await call(client, "javascript", "process.on('SIGINT', () => {}); while (true) {}",
+                                   timeout=1500)
+    assert is_error and "timed out after 1.5 s" in text and "kept its state" not in text, text
+    assert "node was restarted: all variables are gone" in text
+    assert (await call(client, "javascript", "typeof kept"))[:2] == (False, "'undefined'")

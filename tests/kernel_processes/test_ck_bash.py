@@ -122,6 +122,7 @@ async def test_interrupt_stops_the_command_and_keeps_cwd_and_variables(
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
     assert cell.reply["status"] == "error" and cell.reply["ename"] == "KeyboardInterrupt"
     assert "after" not in cell.stdout
+    assert "context_kernel" not in cell.reply  # nothing was lost
     after = await kernel.run('echo "$PWD $CK_KEPT $kept_plain"')
     assert after.stdout == f"{tmp_path} yes also\n"  # same shell: even plain variables
 
@@ -136,12 +137,15 @@ async def test_interrupt_breaks_out_of_a_loop_of_builtins(kernel: Kernel) -> Non
 async def test_a_command_ignoring_sigint_gets_the_shell_replaced_with_cwd_and_exports(
     kernel: Kernel, tmp_path: Path
 ) -> None:
-    assert_ok(await kernel.run(f"cd {tmp_path} && export CK_KEPT=yes"))
+    assert_ok(await kernel.run(f"cd {tmp_path} && export CK_KEPT=yes && kept_plain=also"))
     cell = await kernel.run("trap '' INT; echo started; sleep 100", interrupt_when=stdout_has("started"))
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
     assert "new shell" in "\n".join(cell.error["traceback"])
-    after = await kernel.run('echo "$PWD $CK_KEPT"')
-    assert after.stdout == f"{tmp_path} yes\n"
+    report = cell.reply["context_kernel"]
+    assert report["state_lost"] is True and report["note"] == cell.error["traceback"][1]
+    assert "unexported variables, functions, aliases and options are gone" in report["note"]
+    after = await kernel.run('echo "$PWD $CK_KEPT ${kept_plain:-gone}"')
+    assert after.stdout == f"{tmp_path} yes gone\n"
 
 
 async def test_exit_inside_a_cell_is_reported_and_a_new_shell_keeps_cwd_and_exports(

@@ -235,7 +235,20 @@ async def test_a_busy_loop_after_an_await_cannot_be_stopped_so_node_restarts_and
     await fresh_js.run("var kept = 1")
     cell = await fresh_js.run("console.log('spinning'); await null; while (true) {}", interrupt_when=any_output)
     assert cell.reply["ename"] == "KeyboardInterrupt"
-    assert "variables were lost" in cell.reply["evalue"]
+    assert cell.reply["context_kernel"] == {"state_lost": True, "note": cell.reply["evalue"]}
+    assert "node was restarted: all variables are gone" in cell.reply["evalue"]
+    assert (await fresh_js.run("typeof kept")).value() == "'undefined'"
+
+
+async def test_a_cell_whose_sigint_listener_swallows_the_interrupt_gets_node_restarted_and_says_so(
+    fresh_js: Kernel,
+) -> None:
+    await fresh_js.run("var kept = 1")
+    cell = await fresh_js.run(
+        "process.on('SIGINT', () => {}); console.log('spinning'); while (true) {}", interrupt_when=any_output
+    )
+    assert cell.reply["ename"] == "KeyboardInterrupt"
+    assert cell.reply["context_kernel"]["state_lost"] is True
     assert (await fresh_js.run("typeof kept")).value() == "'undefined'"
 
 
@@ -243,7 +256,7 @@ async def test_interrupting_a_console_log_flood_stops_it_and_keeps_the_variables
     # the interrupt lands inside console.log's code, with the pipe full: the next output must still go out
     await fresh_js.run("var kept = 'yes'")
     cell = await fresh_js.run("while (true) console.log('x'.repeat(1000))", interrupt_when=printed(5_000_000))
-    assert cell.reply["ename"] == "KeyboardInterrupt"
+    assert cell.reply["ename"] == "KeyboardInterrupt" and "context_kernel" not in cell.reply
     after = await fresh_js.run("console.log('printed'); kept")
     assert (after.stream(), after.value()) == ("printed\n", "'yes'")
 
@@ -270,6 +283,7 @@ async def test_process_exit_is_an_exit_code_error_and_the_next_cell_gets_a_fresh
 ) -> None:
     cell = await fresh_js.run("console.log('bye'); process.exit(3)")
     assert (cell.reply["ename"], cell.reply["evalue"]) == ("ExitCode", "3")
+    assert cell.reply["context_kernel"]["state_lost"] is True
     assert cell.stream() == "bye\n"
     assert (await fresh_js.run("6 * 7")).value() == "42"
 

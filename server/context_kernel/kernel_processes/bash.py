@@ -25,8 +25,8 @@ from context_kernel.kernel_processes.iopub_flow import FlowControlledApp, Stream
 FLUSH_DELAY = 0.005  # s output may wait to be coalesced with more
 FLUSH_SIZE = 64 * 1024  # bytes that force an immediate stream message
 RESET_NOTE = (
-    "a new shell was started: the working directory and exported variables were kept;"
-    " unexported variables, functions, aliases and options were reset"
+    "a new shell was started: unexported variables, functions, aliases and options are gone;"
+    " the working directory and exported variables were kept"
 )
 
 
@@ -172,11 +172,13 @@ class BashKernel(Kernel):
 
     def _reply(self, outcome: CellOutcome, silent: bool) -> dict[str, Any]:
         note = [f"{outcome.restarted}; {RESET_NOTE}"] if outcome.restarted else []
+        # the server reads this to tell the agent what an interrupt or timeout cost
+        report = {"context_kernel": {"state_lost": True, "note": note[0]}} if note else {}
         if outcome.interrupted:
-            return self._error("KeyboardInterrupt", "interrupted", ["KeyboardInterrupt", *note])
+            return {**self._error("KeyboardInterrupt", "interrupted", ["KeyboardInterrupt", *note]), **report}
         if outcome.status != 0:
             code = str(outcome.status)
-            return self._error("ExitCode", code, [f"ExitCode: {code}", *note])
+            return {**self._error("ExitCode", code, [f"ExitCode: {code}", *note]), **report}
         if note and not silent:  # e.g. `exit 0`: not an error, but the agent must know
             self._send_stream("stderr", f"[ck-bash] {note[0]}\n")
         return {
@@ -184,6 +186,7 @@ class BashKernel(Kernel):
             "execution_count": self.execution_count,
             "payload": [],
             "user_expressions": {},
+            **report,
         }
 
     def _error(self, ename: str, evalue: str, traceback: list[str]) -> dict[str, Any]:

@@ -392,5 +392,5 @@ class BashShell:
             self._kill_cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             self._kill_cwd = None
-        self._kill_reason = "the shell did not stop on SIGINT and was killed"
+        self._kill_reason = "the cell did not stop on the interrupt, so the shell was killed"
         _signal_all([pid, *descendants(pid)], signal.SIGKILL)  # _on_exit restarts it
