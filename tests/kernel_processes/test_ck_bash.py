@@ -10,8 +10,11 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 from kernel_harness import Cell, Kernel, StartKernel, stdout_has
+
+from context_kernel.kernel_processes.bash_shell import BETWEEN_CELLS, BETWEEN_CELLS_END
 
 pytestmark = [
     pytest.mark.anyio,
@@ -274,6 +277,23 @@ async def test_file_path_metadata_defines_the_file_variables(
     )
     assert_ok(cell)
     assert cell.stdout == f"{target}|{target}\nline one\nline 'two'\n"
+
+
+async def test_what_a_background_job_prints_between_cells_comes_marked_as_such_with_the_next_cell(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    cell = await kernel.run(f"(read -r _ < {go}; echo from-background; echo bg-err >&2) & echo $!")
+    job = int(cell.stdout)
+    with anyio.fail_after(TIMEOUT):
+        await anyio.to_thread.run_sync(go.write_text, "\n")  # the job prints now, between cells
+    assert wait_gone(job)
+    cell = await kernel.run("echo mine")
+    assert_ok(cell)
+    assert cell.stdout == f"{BETWEEN_CELLS}from-background\n{BETWEEN_CELLS_END}mine\n"
+    assert cell.stderr == f"{BETWEEN_CELLS}bg-err\n{BETWEEN_CELLS_END}"
+    assert (await kernel.run("echo again")).stdout == "again\n"
 
 
 async def test_shutdown_kills_the_shell_and_its_background_jobs(kernel: Kernel) -> None:

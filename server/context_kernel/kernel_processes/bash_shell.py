@@ -35,6 +35,9 @@ READ_SIZE = 65536
 FIRST_READ = 0.002  # s into a cell before its output is read as it comes
 EMBED_LIMIT = 16384  # characters of cell code sent inline to bash rather than by file
 _DIR_PREFIX = "ck-bash-"
+# Around what background jobs printed since the last cell, which comes with the next one.
+BETWEEN_CELLS = "[ck-bash] printed by background jobs between cells:\n"
+BETWEEN_CELLS_END = "[ck-bash] end of the background output; this cell's output follows\n"
 
 OutputSink = Callable[[str, bytes], None]  # (stream name, raw bytes)
 
@@ -226,6 +229,7 @@ class BashShell:
             self._reap()
             self.start(restore=True)
             on_output("stderr", b"[ck-bash] the shell had exited; a new one was started\n")
+        self._forward_between_cells(on_output)
         self._seq += 1
         self._tag = f"{self._token}:{self._seq}".encode()
         self._interrupted = False
@@ -292,6 +296,17 @@ class BashShell:
             for fd, name in readers.items():
                 self._pump(fd, name, on_output)  # whatever the cell wrote before it ended
             self._done = None
+
+    def _forward_between_cells(self, on_output: OutputSink) -> None:
+        """What background jobs printed since the last cell: marked, so it is not taken for this cell's."""
+        held: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+        self._pump(self._fds["out"], "stdout", lambda name, data: held[name].append(data))
+        self._pump(self._fds["err"], "stderr", lambda name, data: held[name].append(data))
+        for name, parts in held.items():
+            if parts:
+                text = b"".join(parts)
+                end = b"" if text.endswith(b"\n") else b"\n"
+                on_output(name, BETWEEN_CELLS.encode() + text + end + BETWEEN_CELLS_END.encode())
 
     def _pump(
         self, fd: int, name: str, on_output: OutputSink, limit: int = 1 << 20,
