@@ -158,6 +158,9 @@ class CellRun:
         back = await self.wait(time.monotonic() + INTERRUPT_GRACE_S)
         if back and not self.died:
             outcome = await self.outcome()
+            if outcome.replace_kernel:  # back, but without a reply: as broken as any silent kernel
+                return CellOutcome(status="timeout", interrupted=True, replace_kernel=True, error_name="Timeout",
+                                   error_value=outcome.error_value)
             return CellOutcome(
                 status="timeout", interrupted=True, restarted=outcome.restarted,
                 execution_count=outcome.execution_count, error_name="Timeout",
