@@ -12,7 +12,7 @@ STAMP := $(VENV)/.context-kernel-installed
 $(STAMP): pyproject.toml kernels/install.sh $(wildcard kernels/install.d/*.sh) $(wildcard kernels/*/*)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,analysis]'
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH bash kernels/install.sh
 	touch $(STAMP)
 

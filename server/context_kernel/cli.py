@@ -3,6 +3,7 @@
 context-kernel serve [--transport stdio|http] [--project DIR] ...   run the MCP server
 context-kernel token show|rotate|path|header                        the HTTP transport's bearer token
 context-kernel doctor                                               every language, its kernel, does it start
+context-kernel kernels install --user|--sys-prefix|--prefix DIR     our kernelspecs, started by this Python
 context-kernel fetch URL...                                         fetch pages into the knowledge base
 context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
 context-kernel replay NOTEBOOK                                      re-run it; exit 0 when every cell matches
@@ -325,6 +326,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_kernels_install(args: argparse.Namespace) -> int:
+    from .errors import ContextKernelError
+    from .kernels.install import install_kernelspecs
+
+    prefix = sys.prefix if args.sys_prefix else args.prefix
+    try:
+        done = install_kernelspecs(sys.executable, user=args.user, prefix=prefix)
+    except ContextKernelError as exc:
+        print(f"context-kernel kernels install: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"context-kernel kernels install: cannot write {exc.filename or 'the kernelspec directory'} "
+              f"({exc.strerror or exc}): use --user, or the rights of whoever owns that prefix", file=sys.stderr)
+        return 2
+    where = {spec.directory.parent for spec in done}
+    print(f"installed {len(done)} kernelspecs in {', '.join(map(str, sorted(where)))}, each started by "
+          f"{sys.executable}: {', '.join(spec.name for spec in done)}")
+    if not all(spec.searched for spec in done):
+        path = os.pathsep.join(sorted(str(d.parent) for d in where))
+        print(f"note: Jupyter looks there only when told: JUPYTER_PATH={path}", file=sys.stderr)
+    return 0
+
+
 def cmd_token(args: argparse.Namespace) -> int:
     import json
 
@@ -401,6 +425,20 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--project", default=None)
     doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     doctor.set_defaults(func=cmd_doctor)
+    kernels = sub.add_parser("kernels", help="install our kernelspecs so that any Jupyter can start them")
+    kernels_sub = kernels.add_subparsers(dest="kernels_command", required=True)
+    install = kernels_sub.add_parser(
+        "install", help="write our kernelspecs (ck-bash, ck-javascript, …) with this Python's absolute path",
+        description="pip installs our kernelspecs with a bare `python`, which a Jupyter of another environment "
+                    "replaces with its own (without context_kernel). This writes them with this Python instead. "
+                    "None of the places needs root, except a --prefix (or a --sys-prefix) owned by root.")
+    where = install.add_mutually_exclusive_group(required=True)
+    where.add_argument("--user", action="store_true",
+                       help="the user's Jupyter data dir: every JupyterLab of this user finds them (no root)")
+    where.add_argument("--sys-prefix", action="store_true",
+                       help="this Python's environment (what make serve does for .venv)")
+    where.add_argument("--prefix", help="PREFIX/share/jupyter/kernels (e.g. /usr/local for every user: root)")
+    install.set_defaults(func=cmd_kernels_install)
     fetch = sub.add_parser("fetch", help="fetch pages into the knowledge base (as ctx_fetch_and_index)")
     fetch.add_argument("urls", nargs="+")
     fetch.add_argument("--source", help="label (one URL only; default: the URL)")

@@ -54,12 +54,19 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
     from .errors import ContextKernelError
     from .execution.collector import OutputCollector
     from .execution.runner import CellRun
+    from .kernels.env import kernel_environment
+    from .kernels.install import launch_problem, launcher
     from .kernels.specs import find_spec
 
     kernel_name = kernel_name or lang.kernel_name
     subject = f"{lang.name:<10} kernel {kernel_name}"
     if find_spec(kernel_name, settings.kernels_dir) is None:
         return Check("FAIL", subject, f"not installed — {lang.install}")
+    ours = launcher(lang.kernel_name)
+    kernel_env = kernel_environment(settings.base_env or {}, settings.extra_kernel_env)
+    problem = await launch_problem(ours, kernel_env) if ours else None
+    if problem:
+        return Check("FAIL", subject, problem)
     if not start:
         return Check("OK", subject, "kernelspec installed (not started: --no-start)")
     kernel = kernels(kernel_name)  # made as the server makes its kernels (app.kernel_factory)
@@ -85,6 +92,31 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
         return Check("FAIL", subject, f"{exc.message[:300]} — {lang.install}")
     finally:
         await kernel.shutdown(now=True)
+
+
+def check_kernelspecs() -> list[Check]:
+    """Do our kernelspecs name their interpreter, so that a Jupyter of another environment can start them?"""
+    import sys
+
+    from .kernels.install import launcher, registered_for_user
+
+    ours = [found for found in (launcher(lang.kernel_name) for lang in LANGUAGES.values()) if found]
+    if not ours:
+        return []
+    bare = [found for found in ours if not found.absolute]
+    if bare:
+        return [Check("WARN", "kernelspecs", f"{', '.join(f.name for f in bare)} start a bare `python`, which a "
+                      "Jupyter of another environment replaces with its own (without context_kernel): exported "
+                      f"notebooks of these kernels will not start there — run: "
+                      f"{'; '.join(sorted({found.fix() for found in bare}))}")]
+    pythons = sorted({found.python for found in ours})
+    detail = f"{len(ours)} of ours start {', '.join(pythons)} (absolute: any Jupyter that finds them can)"
+    if registered_for_user(sys.executable, [found.name for found in ours]):
+        detail += "; registered for every Jupyter of this user"
+    else:
+        detail += (f"; for a JupyterLab of another environment: {sys.executable} -m context_kernel kernels "
+                   "install --user")
+    return [Check("OK", "kernelspecs", detail)]
 
 
 def check_sqlite() -> Check:
@@ -208,6 +240,7 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
         for lang in LANGUAGES.values():
             tg.start_soon(one, lang)
     checks += [results[name] for name in LANGUAGES]
+    checks += check_kernelspecs()
     checks += check_hooks(settings)
     return checks
 

@@ -44,6 +44,36 @@ def test_memory_and_reply_stay_bounded_whatever_is_fed(chunks: list[str], budget
         assert rendered == "".join(chunks)
 
 
+@given(st.lists(st.sampled_from(["a", "é", "ab" * 30]), max_size=400),
+       st.lists(st.integers(min_value=1, max_value=700), min_size=1, max_size=8),
+       st.integers(min_value=256, max_value=4096))
+def test_every_line_and_byte_is_either_shown_or_counted_as_cut(lines: list[str], sizes: list[int],
+                                                               budget: int) -> None:
+    text = "".join(line + "\n" for line in lines)
+    buf = HeadTail(budget)
+    at = 0
+    while at < len(text):
+        size = sizes[at % len(sizes)]
+        buf.feed(text[at : at + size])
+        at += size
+    shown = buf.render()
+    if buf.trimmed:  # drop the marker line that stands for the cut lines
+        head, rest = shown.split("\n[", 1)
+        shown = head + "\n" + rest.split("]\n", 1)[1]
+    assert buf.total_lines == len(lines)
+    assert buf.cut_lines + shown.count("\n") == len(lines)
+    assert buf.cut_bytes + len(shown.encode()) == len(text.encode())
+
+
+def test_a_flood_of_short_lines_keeps_its_first_and_last_lines_and_counts_the_rest() -> None:
+    buf = HeadTail(1000)
+    for start in range(0, 200_000, 10_000):
+        buf.feed("".join(f"{i}\n" for i in range(start, start + 10_000)))
+    out = buf.render()
+    assert out.startswith("0\n1\n") and out.endswith("199998\n199999\n")
+    assert buf.total_lines == 200_000 and buf.cut_lines == 200_000 - (out.count("\n") - 1)
+
+
 def test_ansi_codes_are_stripped_from_tracebacks() -> None:
     tb = ["\x1b[0;31mZeroDivisionError\x1b[0m", "", "\x1b[1;32m----> 1\x1b[0m 1/0",
           "ZeroDivisionError: division by zero"]

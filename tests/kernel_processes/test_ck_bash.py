@@ -10,8 +10,11 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 from kernel_harness import Cell, Kernel, StartKernel, stdout_has
+
+from context_kernel.kernel_processes.bash_shell import BETWEEN_CELLS, BETWEEN_CELLS_END
 
 pytestmark = [
     pytest.mark.anyio,
@@ -122,6 +125,7 @@ async def test_interrupt_stops_the_command_and_keeps_cwd_and_variables(
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
     assert cell.reply["status"] == "error" and cell.reply["ename"] == "KeyboardInterrupt"
     assert "after" not in cell.stdout
+    assert "context_kernel" not in cell.reply  # nothing was lost
     after = await kernel.run('echo "$PWD $CK_KEPT $kept_plain"')
     assert after.stdout == f"{tmp_path} yes also\n"  # same shell: even plain variables
 
@@ -136,12 +140,15 @@ async def test_interrupt_breaks_out_of_a_loop_of_builtins(kernel: Kernel) -> Non
 async def test_a_command_ignoring_sigint_gets_the_shell_replaced_with_cwd_and_exports(
     kernel: Kernel, tmp_path: Path
 ) -> None:
-    assert_ok(await kernel.run(f"cd {tmp_path} && export CK_KEPT=yes"))
+    assert_ok(await kernel.run(f"cd {tmp_path} && export CK_KEPT=yes && kept_plain=also"))
     cell = await kernel.run("trap '' INT; echo started; sleep 100", interrupt_when=stdout_has("started"))
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
     assert "new shell" in "\n".join(cell.error["traceback"])
-    after = await kernel.run('echo "$PWD $CK_KEPT"')
-    assert after.stdout == f"{tmp_path} yes\n"
+    report = cell.reply["context_kernel"]
+    assert report["state_lost"] is True and report["note"] == cell.error["traceback"][1]
+    assert "unexported variables, functions, aliases and options are gone" in report["note"]
+    after = await kernel.run('echo "$PWD $CK_KEPT ${kept_plain:-gone}"')
+    assert after.stdout == f"{tmp_path} yes gone\n"
 
 
 async def test_exit_inside_a_cell_is_reported_and_a_new_shell_keeps_cwd_and_exports(
@@ -270,6 +277,23 @@ async def test_file_path_metadata_defines_the_file_variables(
     )
     assert_ok(cell)
     assert cell.stdout == f"{target}|{target}\nline one\nline 'two'\n"
+
+
+async def test_what_a_background_job_prints_between_cells_comes_marked_as_such_with_the_next_cell(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    cell = await kernel.run(f"(read -r _ < {go}; echo from-background; echo bg-err >&2) & echo $!")
+    job = int(cell.stdout)
+    with anyio.fail_after(TIMEOUT):
+        await anyio.to_thread.run_sync(go.write_text, "\n")  # the job prints now, between cells
+    assert wait_gone(job)
+    cell = await kernel.run("echo mine")
+    assert_ok(cell)
+    assert cell.stdout == f"{BETWEEN_CELLS}from-background\n{BETWEEN_CELLS_END}mine\n"
+    assert cell.stderr == f"{BETWEEN_CELLS}bg-err\n{BETWEEN_CELLS_END}"
+    assert (await kernel.run("echo again")).stdout == "again\n"
 
 
 async def test_shutdown_kills_the_shell_and_its_background_jobs(kernel: Kernel) -> None:

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from kernel_harness import Kernel, StartKernel, any_output, running
+from kernel_harness import Kernel, StartKernel, Trigger, any_output, running
 
 from context_kernel.kernel_processes.node_process import DRIVER, typescript_dir
 
@@ -30,6 +30,11 @@ def _require_runtime() -> None:
         pytest.skip("node is not installed (bash kernels/install.sh)")
     if not os.path.isdir(typescript_dir()):
         pytest.skip("npm package typescript is not installed in the venv (bash kernels/install.sh)")
+
+
+def printed(size: int) -> Trigger:
+    """Holds once the cell has printed more than size characters."""
+    return lambda cell, msg: sum(len(text) for _, text in cell.streams) > size
 
 
 @pytest.fixture(scope="module")
@@ -230,8 +235,47 @@ async def test_a_busy_loop_after_an_await_cannot_be_stopped_so_node_restarts_and
     await fresh_js.run("var kept = 1")
     cell = await fresh_js.run("console.log('spinning'); await null; while (true) {}", interrupt_when=any_output)
     assert cell.reply["ename"] == "KeyboardInterrupt"
-    assert "variables were lost" in cell.reply["evalue"]
+    assert cell.reply["context_kernel"] == {"state_lost": True, "note": cell.reply["evalue"]}
+    assert "node was restarted: all variables are gone" in cell.reply["evalue"]
     assert (await fresh_js.run("typeof kept")).value() == "'undefined'"
+
+
+async def test_a_cell_whose_sigint_listener_swallows_the_interrupt_gets_node_restarted_and_says_so(
+    fresh_js: Kernel,
+) -> None:
+    await fresh_js.run("var kept = 1")
+    cell = await fresh_js.run(
+        "process.on('SIGINT', () => {}); console.log('spinning'); while (true) {}", interrupt_when=any_output
+    )
+    assert cell.reply["ename"] == "KeyboardInterrupt"
+    assert cell.reply["context_kernel"]["state_lost"] is True
+    assert (await fresh_js.run("typeof kept")).value() == "'undefined'"
+
+
+async def test_interrupting_a_console_log_flood_stops_it_and_keeps_the_variables(fresh_js: Kernel) -> None:
+    # the interrupt lands inside console.log's code, with the pipe full: the next output must still go out
+    await fresh_js.run("var kept = 'yes'")
+    cell = await fresh_js.run("while (true) console.log('x'.repeat(1000))", interrupt_when=printed(5_000_000))
+    assert cell.reply["ename"] == "KeyboardInterrupt" and "context_kernel" not in cell.reply
+    after = await fresh_js.run("console.log('printed'); kept")
+    assert (after.stream(), after.value()) == ("printed\n", "'yes'")
+
+
+async def test_interrupting_a_cell_stops_the_timers_it_set_and_no_others(fresh_js: Kernel) -> None:
+    await fresh_js.run("var ticks = 0; var keep = setInterval(() => { ticks += 1 }, 1)")
+    cell = await fresh_js.run(
+        "setInterval(() => console.log('flood'), 0); setTimeout(() => setInterval(() => console.log('nested'), 0), 0);"
+        " await new Promise(() => {})",
+        interrupt_when=any_output,
+    )
+    assert cell.reply["ename"] == "KeyboardInterrupt"
+    # the earlier cell's interval still ticks, and while it does, nothing of the interrupted cell prints
+    first = await fresh_js.run(
+        "var seen = ticks; await new Promise((done) => { const t = setInterval(() => {"
+        " if (ticks > seen + 3) { clearInterval(t); done(); } }, 1); }); 'ticked'"
+    )
+    later = await fresh_js.run("clearInterval(keep); 'done'")
+    assert first.value() == "'ticked'" and first.stream() + later.stream() == ""
 
 
 async def test_process_exit_is_an_exit_code_error_and_the_next_cell_gets_a_fresh_node(
@@ -239,6 +283,7 @@ async def test_process_exit_is_an_exit_code_error_and_the_next_cell_gets_a_fresh
 ) -> None:
     cell = await fresh_js.run("console.log('bye'); process.exit(3)")
     assert (cell.reply["ename"], cell.reply["evalue"]) == ("ExitCode", "3")
+    assert cell.reply["context_kernel"]["state_lost"] is True
     assert cell.stream() == "bye\n"
     assert (await fresh_js.run("6 * 7")).value() == "42"
 

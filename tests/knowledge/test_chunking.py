@@ -401,3 +401,12 @@ def test_a_notebook_is_chunked_as_the_markdown_of_its_cells() -> None:
     chunks = chunk_document(json.dumps(notebook), name="work.ipynb")
     assert [c.title for c in chunks] == ["Analysis", "Analysis > Results"]
     assert "```python\n# a comment, not a heading\nprint(1)\n```" in chunks[0].content
+
+
+def test_windows_of_very_short_lines_grow_to_a_minimum_size() -> None:
+    # `yes` printed 4 million 2-byte lines; 20-line windows made 200,000 chunks of 40 bytes.
+    from context_kernel.knowledge.chunking.plain import MIN_WINDOW_BYTES
+
+    chunks = chunk_text("y\n" * 20_000)
+    assert all(len(c.content.encode()) >= MIN_WINDOW_BYTES - 2 for c in chunks[:-1])
+    assert len(chunks) < 20_000 * 2 // MIN_WINDOW_BYTES * 1.1

@@ -1,7 +1,9 @@
 """Drives one cell on one kernel: send, collect until idle, and handle timeout, cap and death.
 
 A Jupyter interrupt keeps the kernel's state, so on timeout we interrupt first and restart only
-when the interrupt does not bring the kernel back — and the outcome says which happened.
+when the interrupt does not bring the kernel back — and the outcome says which happened. Our own
+kernels may have had to replace their shell or node process to end the cell: their execute_reply
+then says so (`context_kernel.state_lost`), and the outcome does too.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ class CellRun:
         self.finished = False
         self.died = False
         self._cap_interrupted = False
+        self.state_lost: str | None = None
+        """The kernel's note, when it replaced its process to end the cell (set by `outcome`)."""
 
     def send(self, code: str, metadata: dict[str, Any] | None = None) -> None:
         self._started = self._last_progress = time.monotonic()
@@ -133,15 +137,19 @@ class CellRun:
         content = reply["content"] if reply else {}
         err = self.collector.error or {}
         status: CellStatus = "error" if content.get("status") == "error" or err else "ok"
+        self.state_lost = _state_lost(content)
+        restarted = self.state_lost is not None
         if self._cap_interrupted:
-            return CellOutcome(status="error", error_name="OutputCapExceeded", interrupted=True,
-                               error_value=f"output passed the {self.collector.hard_cap} byte cap",
+            cap = f"output passed the {self.collector.hard_cap} byte cap"
+            return CellOutcome(status="error", error_name="OutputCapExceeded", interrupted=True, restarted=restarted,
+                               error_value=f"{cap}; {self.state_lost}" if restarted else cap,
                                execution_count=content.get("execution_count"))
         return CellOutcome(
             status=status,
             error_name=content.get("ename") or err.get("ename"),
             error_value=content.get("evalue") or err.get("evalue"),
             execution_count=content.get("execution_count"),
+            restarted=restarted,
         )
 
     async def stop_after_timeout(self, restart_timeout: float) -> CellOutcome:
@@ -150,9 +158,13 @@ class CellRun:
         back = await self.wait(time.monotonic() + INTERRUPT_GRACE_S)
         if back and not self.died:
             outcome = await self.outcome()
+            if outcome.replace_kernel:  # back, but without a reply: as broken as any silent kernel
+                return CellOutcome(status="timeout", interrupted=True, replace_kernel=True, error_name="Timeout",
+                                   error_value=outcome.error_value)
             return CellOutcome(
-                status="timeout", interrupted=True, execution_count=outcome.execution_count,
-                error_name="Timeout", error_value="the cell was interrupted; the kernel kept its state",
+                status="timeout", interrupted=True, restarted=outcome.restarted,
+                execution_count=outcome.execution_count, error_name="Timeout",
+                error_value=self.state_lost or "the cell was interrupted; the kernel kept its state",
             )
         if self.died:
             return CellOutcome(status="died", error_name="KernelDied",
@@ -169,3 +181,11 @@ class CellRun:
             status="timeout", interrupted=True, restarted=True, error_name="Timeout",
             error_value="the interrupt did not stop the cell, so the kernel was restarted: its state is lost",
         )
+
+
+def _state_lost(content: dict[str, Any]) -> str | None:
+    """What the kernel says it lost ending the cell, from its execute_reply (our kernels'), or None."""
+    report = content.get("context_kernel")
+    if not isinstance(report, dict) or not report.get("state_lost"):
+        return None
+    return str(report.get("note") or "the kernel replaced its process to end the cell: its state is lost")

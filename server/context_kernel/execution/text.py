@@ -43,13 +43,37 @@ class HeadTail:
             return
         self.total_bytes += _size(text)
         data = self._partial + text
-        lines = data.split("\n")
-        self._partial = lines.pop()
-        for line in lines:
-            self._add(line + "\n")
+        end = data.rfind("\n") + 1  # data[:end] is whole lines
+        self._partial = data[end:]
+        start = 0
+        while start < end and not self._overflow:
+            line_end = data.index("\n", start) + 1
+            self._add(data[start:line_end])
+            start = line_end
+        if start < end:
+            start = self._skip(data, start, end)
+            for line in data[start : end - 1].split("\n"):
+                self._add(line + "\n")
         if len(self._partial) > self._tail_budget:
             # A very long line with no newline yet: keep its start, count the rest as cut.
             self._partial = self._clip(self._partial)
+
+    def _skip(self, data: str, start: int, end: int) -> int:
+        """Count, without keeping, the whole lines of data[start:end] that the tail would drop anyway.
+
+        Past the head, the tail keeps the last lines that fit its budget: lines followed by at
+        least that much text cannot be among them (unless that text is one line long enough to be
+        clipped: then nothing is skipped). Returns where the lines worth adding begin. A flood of
+        short lines then costs a few calls per chunk, not several per line.
+        """
+        cut = data.rfind("\n", start, max(start, end - self._tail_budget)) + 1
+        if cut <= start or data.find("\n", cut, cut + self._tail_budget) < 0:
+            return start
+        skipped = data.count("\n", start, cut)
+        self.total_lines += skipped
+        self.cut_lines += skipped
+        self.cut_bytes += _size(data[start:cut])
+        return cut
 
     def _clip(self, line: str) -> str:
         keep = self._tail_budget // 2

@@ -17,16 +17,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ipykernel._version import kernel_protocol_version
-from ipykernel.kernelapp import IPKernelApp
 from ipykernel.kernelbase import Kernel
 
 from context_kernel.kernel_processes.bash_shell import BashShell, CellOutcome
+from context_kernel.kernel_processes.iopub_flow import FlowControlledApp, StreamWindow
 
 FLUSH_DELAY = 0.005  # s output may wait to be coalesced with more
 FLUSH_SIZE = 64 * 1024  # bytes that force an immediate stream message
 RESET_NOTE = (
-    "a new shell was started: the working directory and exported variables were kept;"
-    " unexported variables, functions, aliases and options were reset"
+    "a new shell was started: unexported variables, functions, aliases and options are gone;"
+    " the working directory and exported variables were kept"
 )
 
 
@@ -93,6 +93,7 @@ class BashKernel(Kernel):
         # ipykernel sleeps 0.5 ms per cell so OutStream prints reach iopub before the reply;
         # our stream messages are queued on iopub before the reply is built
         self._execute_sleep = 0.0
+        self._window = StreamWindow(self.iopub_thread)
         self._shell = BashShell()
         self._shell.start()  # now, so bash is warm by the first cell
         atexit.register(self._shell.close)
@@ -153,7 +154,10 @@ class BashKernel(Kernel):
         batcher = StreamBatcher(self._send_stream if not silent else _discard, loop)
         try:
             outcome = await self._shell.run(
-                code, batcher.feed, file_path=file_path if isinstance(file_path, str) else None
+                code,
+                batcher.feed,
+                file_path=file_path if isinstance(file_path, str) else None,
+                gate=self._window,
             )
         except OSError as exc:  # no shell could be started: answer rather than leave a hang
             self.log.exception("ck-bash: running a cell failed")
@@ -164,14 +168,17 @@ class BashKernel(Kernel):
 
     def _send_stream(self, name: str, text: str) -> None:
         self.send_response(self.iopub_socket, "stream", {"name": name, "text": text})
+        self._window.queued()
 
     def _reply(self, outcome: CellOutcome, silent: bool) -> dict[str, Any]:
         note = [f"{outcome.restarted}; {RESET_NOTE}"] if outcome.restarted else []
+        # the server reads this to tell the agent what an interrupt or timeout cost
+        report = {"context_kernel": {"state_lost": True, "note": note[0]}} if note else {}
         if outcome.interrupted:
-            return self._error("KeyboardInterrupt", "interrupted", ["KeyboardInterrupt", *note])
+            return {**self._error("KeyboardInterrupt", "interrupted", ["KeyboardInterrupt", *note]), **report}
         if outcome.status != 0:
             code = str(outcome.status)
-            return self._error("ExitCode", code, [f"ExitCode: {code}", *note])
+            return {**self._error("ExitCode", code, [f"ExitCode: {code}", *note]), **report}
         if note and not silent:  # e.g. `exit 0`: not an error, but the agent must know
             self._send_stream("stderr", f"[ck-bash] {note[0]}\n")
         return {
@@ -179,6 +186,7 @@ class BashKernel(Kernel):
             "execution_count": self.execution_count,
             "payload": [],
             "user_expressions": {},
+            **report,
         }
 
     def _error(self, ename: str, evalue: str, traceback: list[str]) -> dict[str, Any]:
@@ -198,7 +206,7 @@ def _discard(name: str, text: str) -> None:
     """Stream sink for silent cells."""
 
 
-class BashKernelApp(IPKernelApp):
+class BashKernelApp(FlowControlledApp):
     def init_pdb(self) -> None:
         """Skip: it swaps in IPython's pdb (and imports it) for Python code we never run."""
 

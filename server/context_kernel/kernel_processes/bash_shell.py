@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from context_kernel.file_content import shell_preamble
 from context_kernel.lifeline import cell_child_setup, descendants
@@ -34,8 +35,20 @@ READ_SIZE = 65536
 FIRST_READ = 0.002  # s into a cell before its output is read as it comes
 EMBED_LIMIT = 16384  # characters of cell code sent inline to bash rather than by file
 _DIR_PREFIX = "ck-bash-"
+# Around what background jobs printed since the last cell, which comes with the next one.
+BETWEEN_CELLS = "[ck-bash] printed by background jobs between cells:\n"
+BETWEEN_CELLS_END = "[ck-bash] end of the background output; this cell's output follows\n"
 
 OutputSink = Callable[[str, bytes], None]  # (stream name, raw bytes)
+
+
+class OutputGate(Protocol):
+    """Says when the output sink is full: the cell's pipes are then not read, so its writes wait."""
+
+    @property
+    def full(self) -> bool: ...
+
+    def when_room(self, callback: Callable[[], None]) -> None: ...
 
 
 _ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {
@@ -181,15 +194,20 @@ class BashShell:
     # -- running a cell ----------------------------------------------------------------
 
     async def run(
-        self, code: str, on_output: OutputSink, file_path: str | None = None
+        self,
+        code: str,
+        on_output: OutputSink,
+        file_path: str | None = None,
+        gate: OutputGate | None = None,
     ) -> CellOutcome:
-        """Run one cell to its end, feeding raw output to on_output as it arrives."""
+        """Run one cell to its end, feeding raw output to on_output as it arrives (while gate has room)."""
         assert self._proc is not None
         loop = asyncio.get_running_loop()
         if self._proc.poll() is not None:  # died between cells, e.g. a background `kill $$`
             self._reap()
             self.start(restore=True)
             on_output("stderr", b"[ck-bash] the shell had exited; a new one was started\n")
+        self._forward_between_cells(on_output)
         self._seq += 1
         self._tag = f"{self._token}:{self._seq}".encode()
         self._interrupted = False
@@ -227,9 +245,20 @@ class BashShell:
         # one wakeup, and coalescing delays output by a few ms anyway
         readers = {self._fds["out"]: "stdout", self._fds["err"]: "stderr"}
 
+        def read(fd: int, name: str) -> None:
+            if self._pump(fd, name, on_output, gate=gate) or gate is None:
+                return
+
+            def resume() -> None:
+                if not done.done():
+                    loop.add_reader(fd, read, fd, name)
+
+            loop.remove_reader(fd)  # the sink is full: the cell's writes wait until it has room
+            gate.when_room(resume)
+
         def start_reading() -> None:
             for fd, name in readers.items():
-                loop.add_reader(fd, self._pump, fd, name, on_output)
+                loop.add_reader(fd, read, fd, name)
 
         reading = loop.call_later(FIRST_READ, start_reading)
         try:
@@ -246,20 +275,40 @@ class BashShell:
                 self._pump(fd, name, on_output)  # whatever the cell wrote before it ended
             self._done = None
 
-    def _pump(self, fd: int, name: str, on_output: OutputSink, limit: int = 1 << 20) -> None:
-        """Read what is there (bounded, so a background writer cannot hold the loop)."""
+    def _forward_between_cells(self, on_output: OutputSink) -> None:
+        """What background jobs printed since the last cell: marked, so it is not taken for this cell's."""
+        held: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+        self._pump(self._fds["out"], "stdout", lambda name, data: held[name].append(data))
+        self._pump(self._fds["err"], "stderr", lambda name, data: held[name].append(data))
+        for name, parts in held.items():
+            if parts:
+                text = b"".join(parts)
+                end = b"" if text.endswith(b"\n") else b"\n"
+                on_output(name, BETWEEN_CELLS.encode() + text + end + BETWEEN_CELLS_END.encode())
+
+    def _pump(
+        self, fd: int, name: str, on_output: OutputSink, limit: int = 1 << 20,
+        gate: OutputGate | None = None,
+    ) -> bool:
+        """Read what is there (bounded, so a background writer cannot hold the loop).
+
+        False when it stopped because the gate is full.
+        """
         total = 0
         while total < limit:
+            if gate is not None and gate.full:
+                return False
             try:
                 data = os.read(fd, READ_SIZE)
             except BlockingIOError:
-                return
+                return True
             if not data:
-                return
+                return True
             total += len(data)
             if self._cell_prefix in data:  # "bash: /tmp/ck-bash-1-x/cell: line 2: ..."
                 data = data.replace(self._cell_prefix, b"")
             on_output(name, data)
+        return True
 
     def _read_status(self) -> None:
         try:
@@ -336,5 +385,5 @@ class BashShell:
             self._kill_cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             self._kill_cwd = None
-        self._kill_reason = "the shell did not stop on SIGINT and was killed"
+        self._kill_reason = "the cell did not stop on the interrupt, so the shell was killed"
         _signal_all([pid, *descendants(pid)], signal.SIGKILL)  # _on_exit restarts it

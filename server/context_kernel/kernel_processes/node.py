@@ -21,14 +21,16 @@ import sys
 import time
 from typing import Any
 
-from ipykernel.kernelapp import IPKernelApp
 from ipykernel.kernelbase import Kernel
 from traitlets import Unicode
 from traitlets.config import Config
 
+from context_kernel.kernel_processes.iopub_flow import FlowControlledApp, StreamWindow
 from context_kernel.kernel_processes.node_process import MARK_WAIT, NodeProcess, Output, killpg
 
 INTERRUPT_GRACE = 2.0  # seconds node gets to stop a cell after SIGINT before it is killed
+NOT_STOPPED = "the cell did not stop on the interrupt, so node was restarted: all variables are gone"
+EXITED = "the next cell starts a fresh node: all variables are gone"
 SHUTDOWN_WAIT_S = 10.0  # stopping node on its own loop from the control thread; then it is killed
 LANGUAGES = {
     "javascript": {
@@ -55,7 +57,8 @@ class NodeKernel(Kernel):
         super().__init__(**kwargs)
         if self.language_name not in LANGUAGES:
             raise ValueError(f"unknown language {self.language_name!r}; one of {sorted(LANGUAGES)}")
-        self._output = Output(self._send_stream)
+        self._window = StreamWindow(self.iopub_thread)
+        self._output = Output(self._send_stream, self._window.room)
         self._node: NodeProcess | None = None
         self._starting: asyncio.Future[NodeProcess] | None = None
         self._sigint_at: float | None = None
@@ -122,6 +125,7 @@ class NodeKernel(Kernel):
             parent=self._cell_parent,
             ident=self._topic("stream"),
         )
+        self._window.queued()
 
     async def do_execute(
         self,
@@ -152,16 +156,19 @@ class NodeKernel(Kernel):
                     "metadata": {},
                 },
             )
+        # the server reads this to tell the agent what an interrupt or timeout cost
+        report = {"context_kernel": reply["context_kernel"]} if "context_kernel" in reply else {}
         if reply["status"] == "error":
             content = {k: reply[k] for k in ("ename", "evalue", "traceback")}
             if not silent:
                 self.send_response(self.iopub_socket, "error", content)
-            return {"status": "error", "execution_count": self.execution_count, **content}
+            return {"status": "error", "execution_count": self.execution_count, **content, **report}
         return {
             "status": "ok",
             "execution_count": self.execution_count,
             "payload": [],
             "user_expressions": {},
+            **report,
         }
 
     async def _execute(self, code: str) -> dict[str, Any]:
@@ -183,28 +190,16 @@ class NodeKernel(Kernel):
                 task.cancel()
                 await node.stop()
                 self._node = None
-                return _error(
-                    "KeyboardInterrupt",
-                    "interrupted; node did not stop, so it was restarted: all variables were lost",
-                )
+                return _state_lost(_error("KeyboardInterrupt", NOT_STOPPED), NOT_STOPPED)
         reply = task.result()
         if reply["status"] == "exited":
             status = await node.stop(grace=MARK_WAIT)
             self._node = None
             if status == 0:
-                self._send_stream(
-                    "stderr",
-                    "[node exited (status 0); next cell starts fresh: variables were lost]\n",
-                )
-                return {"status": "ok"}
-            return _error(
-                "ExitCode",
-                str(status),
-                [
-                    f"ExitCode: {status} (node exited; "
-                    "the next cell starts a fresh runtime, variables were lost)"
-                ],
-            )
+                self._send_stream("stderr", f"[node exited (status 0); {EXITED}]\n")
+                return _state_lost({"status": "ok"}, EXITED)
+            error = _error("ExitCode", str(status), [f"ExitCode: {status} (node exited; {EXITED})"])
+            return _state_lost(error, EXITED)
         return reply
 
     async def do_shutdown(self, restart: bool) -> dict[str, Any]:
@@ -230,6 +225,11 @@ class NodeKernel(Kernel):
             killpg(self._node.proc.pid, signal.SIGKILL)
 
 
+def _state_lost(reply: dict[str, Any], note: str) -> dict[str, Any]:
+    """reply, marked for the server: node was replaced, so the cell's variables did not survive."""
+    return {**reply, "context_kernel": {"state_lost": True, "note": note}}
+
+
 def _error(ename: str, evalue: str, traceback: list[str] | None = None) -> dict[str, Any]:
     return {
         "status": "error",
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     ours, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     config = Config()
     config.NodeKernel.language_name = ours.language
-    IPKernelApp.launch_instance(argv=rest, kernel_class=NodeKernel, config=config)
+    FlowControlledApp.launch_instance(argv=rest, kernel_class=NodeKernel, config=config)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 // declare again, the body runs inside an async function (top-level await), and the
 // value of a final expression statement is returned for display.
 
+const { AsyncLocalStorage } = require('async_hooks');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -223,12 +224,54 @@ function setupError() {
   return err;
 }
 
+// ----- timers: an interrupted cell's timers stop with it ----------------------------
+
+// Each timer is attributed to the cell whose code, or whose callbacks at any depth, set it:
+// interrupting a cell then stops a setInterval flood as well as the code that started it.
+const cellOf = new AsyncLocalStorage();
+const timers = new Map(); // handle -> {cell, clear}
+
+function trackTimers() {
+  for (const [set, clear, once] of [
+    ['setTimeout', 'clearTimeout', true],
+    ['setInterval', 'clearInterval', false],
+    ['setImmediate', 'clearImmediate', true],
+  ]) {
+    const originalSet = globalThis[set];
+    const originalClear = globalThis[clear];
+    const tracked = function (callback, ...rest) {
+      const cell = cellOf.getStore();
+      if (cell === undefined || typeof callback !== 'function') return originalSet(callback, ...rest);
+      let handle;
+      const run = once ? function (...args) { timers.delete(handle); return callback.apply(this, args); } : callback;
+      handle = originalSet(run, ...rest);
+      timers.set(handle, { cell, clear: originalClear });
+      return handle;
+    };
+    // keeps util.promisify.custom, so util.promisify(setTimeout) still works
+    Object.defineProperties(tracked, Object.getOwnPropertyDescriptors(originalSet));
+    globalThis[set] = tracked;
+    globalThis[clear] = function (handle) {
+      timers.delete(handle);
+      return originalClear(handle);
+    };
+  }
+}
+
+function stopTimersOf(cell) {
+  for (const [handle, timer] of timers) {
+    if (timer.cell !== cell) continue;
+    timers.delete(handle);
+    timer.clear(handle);
+  }
+}
+
 async function runCell(req) {
   cellNumber += 1;
   const filename = path.join(process.cwd(), `cell${cellNumber}`);
   defineFileGlobals(req.file);
   const script = compile(req.code, req.language, filename);
-  const promise = script.runInThisContext({ breakOnSigint: true, displayErrors: true });
+  const promise = cellOf.run(cellNumber, () => script.runInThisContext({ breakOnSigint: true, displayErrors: true }));
   const stop = new Promise((_, reject) => { running = { interrupt: reject }; });
   promise.catch(() => {}); // once interrupted, its later failure is nobody's business
   const result = await Promise.race([promise, stop]);
@@ -241,7 +284,7 @@ function cleanStack(err) {
   const wrapperCall = new RegExp(`at cell${cellNumber}:${cellLines + 1}:\\d+$`);
   return String(err.stack || `${err.name}: ${err.message}`).split('\n')
     .filter((l) => !l.includes(DRIVER) &&
-      !/\(node:(vm|internal)|at node:(vm|internal)|runInThisContext/.test(l))
+      !/\(node:(vm|internal|async_hooks)|at node:(vm|internal)|runInThisContext/.test(l))
     .map((l) => l.split(cwd).join(''))
     .filter((l) => !wrapperCall.test(l))
     .map((l) => l.replace(/\bcell(\d+):(\d+):(\d+)/g, (whole, n, line, col) => {
@@ -262,26 +305,45 @@ function describeError(err) {
   return { ename: 'Uncaught', evalue: shown, traceback: [`Uncaught ${shown}`] };
 }
 
-// process.stdout/stderr on a pipe queue writes when the pipe is full, so the marker
-// goes through the same stream, after everything queued, and the reply waits for it.
-const rawWrites = [process.stdout, process.stderr].map((s) => s.write.bind(s));
-const MARK_FLUSH_MS = 5000; // a stream the cell ended or broke must not hang the kernel
-
-function writeMark(write) {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, MARK_FLUSH_MS);
-    try {
-      write(MARK, () => { clearTimeout(timer); resolve(); });
-    } catch (_) {
-      clearTimeout(timer);
-      resolve();
-    }
-  });
+// process.stdout/stderr write straight to their (blocking) fds. Node's own pipe streams
+// queue writes to a full pipe in memory, so a flood grows without bound and a cell's end
+// waits behind all of it; and an interrupt that lands inside the stream's code (a SIGINT
+// stops a cell between any two statements) leaves it stuck, so nothing written after it,
+// the end marker included, ever goes out. A blocking write has no state to leave half-done,
+// and a writer waits for the kernel, which reads at the pace its own reader takes output.
+function writeAll(fd, data) {
+  for (let done = 0; done < data.length;) done += fs.writeSync(fd, data, done);
 }
 
-async function finish(reply) {
+function directWrite(fd) {
+  return function write(chunk, encoding, callback) {
+    if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
+    let error = null;
+    try {
+      writeAll(fd, typeof chunk === 'string' ? Buffer.from(chunk, encoding || 'utf8') : chunk);
+    } catch (err) {
+      error = err; // a closed or broken pipe: the output is lost, the cell goes on
+    }
+    if (typeof callback === 'function') process.nextTick(callback, error);
+    return true;
+  };
+}
+
+for (const [fd, stream] of [[1, process.stdout], [2, process.stderr]]) {
+  if (stream._handle && typeof stream._handle.setBlocking === 'function') stream._handle.setBlocking(true);
+  stream.write = directWrite(fd);
+}
+
+// After everything the cell wrote, whatever it did to process.stdout/stderr since.
+function writeMarks() {
+  for (const fd of [1, 2]) {
+    try { writeAll(fd, Buffer.from(MARK)); } catch (_) { /* the kernel stops waiting after MARK_WAIT */ }
+  }
+}
+
+function finish(reply) {
   running = null;
-  await Promise.all(rawWrites.map(writeMark));
+  writeMarks();
   ctl.write(`${JSON.stringify(reply)}\n`);
 }
 
@@ -301,8 +363,9 @@ async function handle(req) {
     if (value !== undefined) reply.result = shown(value);
   } catch (err) {
     reply = { status: 'error', ...describeError(err) };
+    if (reply.ename === 'KeyboardInterrupt') stopTimersOf(cellNumber);
   }
-  await finish(reply);
+  finish(reply);
 }
 
 // ----- wiring ---------------------------------------------------------------------
@@ -317,6 +380,7 @@ process.on('unhandledRejection', (err) => {
 });
 
 installGlobals();
+trackTimers();
 const ctl = new net.Socket({ fd: CTL_FD, readable: true, writable: true });
 let pending = '';
 let queue = Promise.resolve();

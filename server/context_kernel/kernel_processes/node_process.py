@@ -19,7 +19,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from subprocess import DEVNULL
 from typing import Any
 
@@ -50,11 +50,12 @@ class Output:
     Text a cell printed goes out while the cell runs. Text printed after a cell's end
     marker (timers that fire late) is kept, up to a cap, and sent at the start of the
     next cell: sent at once it would arrive after that cell's `idle`, and the server
-    would drop it.
+    would drop it. `room` returns once sent text may be read on (see iopub_flow).
     """
 
-    def __init__(self, send: Callable[[str, str], None]) -> None:
+    def __init__(self, send: Callable[[str, str], None], room: Callable[[], Awaitable[None]]) -> None:
         self._send = send
+        self.room = room
         self._live: dict[str, list[str]] = {"stdout": [], "stderr": []}
         self._idle: dict[str, list[str]] = {"stdout": [], "stderr": []}
         self._live_size = 0
@@ -161,7 +162,10 @@ class NodeProcess:
         """Forward one pipe, counting end markers; text after a marker belongs to later."""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pending = b""
-        while chunk := await reader.read(65536):
+        while True:
+            await self._output.room()  # until it has room, node's writes wait (its stdout blocks)
+            if not (chunk := await reader.read(65536)):
+                break
             pending += chunk
             while (at := pending.find(self._mark)) >= 0:
                 self._output.add(name, decoder.decode(pending[:at]), self._live(name))
