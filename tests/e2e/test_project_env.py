@@ -212,4 +212,5 @@ def test_doctor_says_which_interpreter_and_env_the_python_kernel_and_shell_use_a
     broken = doctor({})
     assert f"[FAIL] interpreter: {venv}/bin/python (environment {venv}, venv): the project's own environment" in broken
     assert "is a dangling symlink" in broken and "recreate it" in broken
-    assert "kernel ck-python-" in broken and "cannot start in this environment (the interpreter check above says why)" in broken
+    assert "kernel ck-python-" in broken
+    assert "cannot start in this environment (the interpreter check above says why)" in broken
