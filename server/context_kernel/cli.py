@@ -10,6 +10,7 @@ context-kernel replay NOTEBOOK                                      re-run it; e
 context-kernel insight [-o FILE]                                    a local HTML page of every session
 context-kernel hook CLIENT EVENT                                    answer a client hook (event JSON on stdin)
 context-kernel setup|uninstall CLIENT [--global] [--dry-run]        wire into / out of a client (MCP, hooks, rules)
+context-kernel setup CLIENT --global --http URL                     the same, for a running HTTP server (with its token)
 """
 
 from __future__ import annotations
@@ -359,7 +360,8 @@ def cmd_token(args: argparse.Namespace) -> int:
         if args.action == "rotate":
             write_token(path)
             print(f"context-kernel: a new token is in {path}; a running server accepts only it from its next "
-                  "request on (clients need the new one: `context-kernel token show`)", file=sys.stderr)
+                  "request on (clients need the new one: `context-kernel token show`; a client set up with "
+                  "`setup … --http`: run that setup again)", file=sys.stderr)
             return 0
         if args.action == "path":
             print(path)
@@ -391,9 +393,12 @@ def _console_script() -> str:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
+    from .settings import HTTP_TOKEN_FILE
     from .setup.cli import run
 
-    return run(args, home_dir=user_home(dict(os.environ)), cwd=Path.cwd(), executable=_console_script())
+    env = dict(os.environ)
+    return run(args, home_dir=user_home(env), cwd=Path.cwd(), executable=_console_script(),
+               token_file=data_home(env) / HTTP_TOKEN_FILE)
 
 
 def main(argv: list[str] | None = None) -> int:

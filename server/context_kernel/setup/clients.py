@@ -59,6 +59,19 @@ class Files:
 
 
 @dataclass(frozen=True)
+class HttpEndpoint:
+    """`setup --http URL`: the client connects to a running `serve --transport http` instead of starting one."""
+
+    url: str
+    token: str | None
+    """The bearer token the entry sends (the server's token file); None for a server started with --no-auth."""
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+
+@dataclass(frozen=True)
 class Client:
     name: str
     """The name used on the command line and in `hook <client> <Event>`."""
@@ -77,7 +90,9 @@ class Client:
     servers_key: str
     """Key of the MCP server map: mcpServers, servers (VS Code) or mcp_servers (Codex TOML)."""
     server_type_field: bool
-    """The server entry carries `"type": "stdio"`."""
+    """The server entry carries `"type": "stdio"` (or `"http"`)."""
+    http_url_key: str = "url"
+    """The key of an HTTP server's address (Gemini: `httpUrl`; its `url` means the old SSE transport)."""
     hooks_boilerplate: tuple[str, ...] = ()
     """Top-level keys we add to a hooks file we create (Cursor's `version`), not user content."""
     instructions_preamble: str = ""
@@ -198,7 +213,7 @@ CLIENTS: dict[str, Client] = {
         events=("BeforeTool", "AfterTool", "BeforeAgent", "PreCompress", "SessionStart"),
         tool_events=("BeforeTool", "AfterTool"), matcher="*",
         hook_style="grouped", hook_type_field=True, hook_name_field=True,
-        servers_key="mcpServers", server_type_field=False,
+        servers_key="mcpServers", server_type_field=False, http_url_key="httpUrl",
         notes=("Gemini CLI runs hooks unless `hooksConfig.enabled` is false; `/hooks panel` lists them.",),
     ),
     "codex": Client(
