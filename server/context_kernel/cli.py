@@ -19,6 +19,7 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -27,7 +28,7 @@ from typing import Any
 
 from .clients import CLIENT_NAMES
 from .lifeline import die_with_parent
-from .locations import claude_user_settings, data_home, project_dir, user_home
+from .locations import claude_user_settings, data_home, project_dir, user_dirs, user_home
 from .settings import (
     DEFAULT_HARD_CAP,
     DEFAULT_MAX_DB_MB,
@@ -96,6 +97,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         base_env=dict(env),
         user_home=user_home(env),
         claude_settings=claude_user_settings(env),
+        client_dirs=user_dirs(env),
         retention_days=_env_float(env, "CONTEXT_KERNEL_RETENTION_DAYS", DEFAULT_RETENTION_DAYS),
         max_db_mb=_env_int(env, "CONTEXT_KERNEL_MAX_DB_MB", DEFAULT_MAX_DB_MB),
         max_kernel_logs=_env_int(env, "CONTEXT_KERNEL_MAX_KERNEL_LOGS", DEFAULT_MAX_KERNEL_LOGS),
@@ -111,14 +113,14 @@ def _hard_exit_later(seconds: float) -> None:
     timer.start()
 
 
-async def _serve(settings: Settings, args: argparse.Namespace) -> None:
+async def _serve(settings: Settings, args: argparse.Namespace, listener: socket.socket | None) -> None:
     import anyio
 
     from .tools.server import create_server
 
     server = create_server(settings, transport=args.transport)
-    if args.transport == "http":
-        await _serve_http(server, settings, args)
+    if listener is not None:
+        await _serve_http(server, settings, args, listener)
         return
     async with anyio.create_task_group() as tg:
         async def on_signal() -> None:
@@ -133,7 +135,29 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> None:
         tg.cancel_scope.cancel()
 
 
-async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace) -> None:
+def _listen(host: str, port: int) -> socket.socket | str:
+    """The HTTP transport's listening socket, bound here so that a port in use is one line, not uvicorn's traceback."""
+    import errno
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, UnicodeError) as exc:
+        return f"cannot listen on {host}: {exc}; give an address of this machine with --host"
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts need no wait
+        sock.bind(address)
+        sock.listen(socket.SOMAXCONN)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            return (f"port {port} on {host} is already in use (another `context-kernel serve`?); stop it, or "
+                    "choose another with --port (--port 0 takes a free one and prints it)")
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return sock
+
+
+async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace, listener: socket.socket) -> None:
     import anyio
     import uvicorn
 
@@ -157,7 +181,7 @@ async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce)
-        await web.serve()
+        await web.serve(sockets=[listener])
         tg.cancel_scope.cancel()
 
 
@@ -184,13 +208,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if refusal:
             print(f"context-kernel serve: {refusal}", file=sys.stderr)
             return 2
-    die_with_parent(signal.SIGTERM)  # the client died without closing our stdin: stop cleanly
+    listener: socket.socket | None = None
+    if args.transport == "http":
+        bound = _listen(args.host, args.port)
+        if isinstance(bound, str):
+            print(f"context-kernel serve: {bound}", file=sys.stderr)
+            return 2
+        listener = bound
+    else:
+        # Over stdio the parent is the client: when it dies without closing our stdin, stop cleanly.
+        # Over HTTP the server is a service of its own (`nohup … &` from a shell that then exits).
+        die_with_parent(signal.SIGTERM)
     from .hooks.liveness import clear, mark_alive
 
     # Hooks redirect the agent to ctx tools only while this file says a server is up.
     alive = mark_alive(settings.home, settings.project_dir)
     try:
-        anyio.run(_serve, settings, args)
+        anyio.run(_serve, settings, args, listener)
     finally:
         clear(alive)
     _hard_exit_later(EXIT_GRACE_S)
@@ -398,19 +432,24 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
     env = dict(os.environ)
     return run(args, home_dir=user_home(env), cwd=Path.cwd(), executable=_console_script(),
-               token_file=data_home(env) / HTTP_TOKEN_FILE)
+               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the MCP server (stdio by default)")
-    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
+    serve = sub.add_parser("serve", help="run the MCP server (stdio by default)",
+                           formatter_class=_DefaultsShown)
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                       help="stdio: one client starts this process; http: streamable HTTP for clients that connect")
+    serve.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
+    serve.add_argument("--port", type=int, default=8765, help="http: the port (0: a free one, printed at start)")
     serve.add_argument("--project", help="project directory (default: the client's project variable, else cwd)")
-    serve.add_argument("--max-kernels", type=int, default=None)
+    serve.add_argument("--max-kernels", type=int, default=None,
+                       help="kernels kept warm at once, the least recently used stopped first "
+                            "(default: CONTEXT_KERNEL_MAX_KERNELS, else 16)")
     serve.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     serve.add_argument("--no-auth", action="store_true",
                        help="http: accept requests without the bearer token (trusted setups; loopback only)")
@@ -425,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="show: print it (made if missing); rotate: replace it; path: print the file; "
                             "header: print {\"Authorization\": \"Bearer …\"} (for a client's headers helper)")
     token.set_defaults(func=cmd_token)
-    doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts")
+    doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts",
+                            description="Check the install, the data dir and every language's kernel. "
+                                        "Exit status: 0 when no line is [FAIL], 1 when one is.")
     doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
     doctor.add_argument("--project", default=None)
     doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
@@ -476,7 +517,42 @@ def main(argv: list[str] | None = None) -> int:
     hook.set_defaults(func=cmd_hook)
     add_setup_parsers(sub, cmd_setup)
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # `context-kernel … | head`: the reader left. Point stdout at /dev/null so that the
+        # interpreter's final flush does not raise again, and exit as a piped tool does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+class _DefaultsShown(argparse.HelpFormatter):
+    """Says each option's default, where it has one its help does not already name."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, False, [], argparse.SUPPRESS) or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, read from the installed metadata only when asked (the hooks parse this parser on every call)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("context-kernel")
+        except metadata.PackageNotFoundError:
+            version = "unknown (not installed as a package)"
+        print(f"context-kernel {version}")
+        parser.exit()
 
 
 if __name__ == "__main__":

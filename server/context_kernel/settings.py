@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .locations import UserDirs
+
 # Why 8 KB: about 2,000 tokens — enough for a table or a traceback, small enough that a few calls
 # per turn do not crowd out the agent's reasoning. Everything beyond it is recorded (and indexed),
 # never lost.
@@ -62,6 +64,8 @@ class Settings:
     """The user's home directory (global client settings, deny rules); None: do not look there."""
     claude_settings: Path | None = None
     """Claude Code's global settings file (deny rules); None: `~/.claude/settings.json` under user_home."""
+    client_dirs: UserDirs | None = None
+    """The clients' user directories (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME); None: under user_home."""
     base_env: dict[str, str] | None = None
     """The environment kernels inherit, before scrubbing; None means the server's own."""
     retention_days: float = DEFAULT_RETENTION_DAYS

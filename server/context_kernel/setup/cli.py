@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..clients import CLIENT_NAMES
 
 if TYPE_CHECKING:
+    from ..locations import UserDirs
     from .apply import Plan
     from .clients import HttpEndpoint, Scope
 
@@ -56,16 +57,19 @@ def add_parsers(sub: Any, run: Callable[[argparse.Namespace], int]) -> None:
         p.set_defaults(func=run, action=name)
 
 
-def main(argv: list[str], home_dir: Path, cwd: Path, executable: str, token_file: Path | None = None) -> int:
+def main(argv: list[str], home_dir: Path, cwd: Path, executable: str, token_file: Path | None = None,
+         dirs: UserDirs | None = None) -> int:
     """`setup`/`uninstall` parsed as the top-level CLI parses them (the tests call this)."""
     parser = argparse.ArgumentParser(prog="context-kernel")
     add_parsers(parser.add_subparsers(dest="command", required=True), lambda _args: 0)
-    return run(parser.parse_args(argv), home_dir=home_dir, cwd=cwd, executable=executable, token_file=token_file)
+    return run(parser.parse_args(argv), home_dir=home_dir, cwd=cwd, executable=executable, token_file=token_file,
+               dirs=dirs)
 
 
 def run(args: argparse.Namespace, *, home_dir: Path, cwd: Path, executable: str,
-        token_file: Path | None = None) -> int:
-    """`token_file`: the HTTP transport's token (the data dir's), for --http."""
+        token_file: Path | None = None, dirs: UserDirs | None = None) -> int:
+    """`token_file`: the HTTP transport's token (the data dir's), for --http; `dirs`: the clients' user
+    directories as the environment moves them (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME)."""
     from .apply import build_plan, display, write_plan
     from .clients import CLIENTS, Scope
     from .errors import ConfigFileError
@@ -76,7 +80,7 @@ def run(args: argparse.Namespace, *, home_dir: Path, cwd: Path, executable: str,
     if not project.is_dir():
         print(f"context-kernel {action}: no such project directory: {project}", file=sys.stderr)
         return 2
-    scope = Scope(project_dir=project, home_dir=home_dir, is_global=args.is_global)
+    scope = Scope(project_dir=project, home_dir=home_dir, is_global=args.is_global, dirs=dirs)
     http: HttpEndpoint | None = None
     if getattr(args, "http", None) is not None:
         endpoint = _http_endpoint(args, client.files(scope).mcp, scope, token_file)
@@ -168,8 +172,8 @@ def _report(plan: Plan, backups: list[Path], where: str) -> None:
     if client.files(scope).instructions is None:
         print(f"note: {client.title} keeps user-level instructions in its settings, not in a file; "
               "add the routing text from a project set-up there if you want it everywhere.")
-    for note in client.notes:
+    for note in client.notes + (() if scope.is_global else client.project_notes):
         print(f"note: {note}")
-    for event, active, detail in hooks_status(client.name, scope.project_dir, scope.home_dir):
+    for event, active, detail in hooks_status(client.name, scope.project_dir, scope.home_dir, scope.dirs):
         if not active:
             print(f"warning: hook {event} is not active: {detail}")
