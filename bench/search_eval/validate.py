@@ -4,10 +4,12 @@
         every question is well-formed, the kinds are balanced, dev and test do
         not overlap, and each answer span occurs (after whitespace
         normalisation) in its corpus file.
-    python validate.py needles [--split dev|test|both]
+    python validate.py needles [--split dev|test|both] [--write-manifest]
         generates the needle cases into a temporary directory and checks them:
         sizes, kinds, every needle line present exactly once in its file, the
-        intent wordings of dev and test differ.
+        intent wordings of dev and test differ, and the files are byte-identical
+        to the ones recorded in needles-manifest.json (sha256), so that a change
+        of the generator cannot go unnoticed.
 
 Exit status 0 when everything holds.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
 import re
 import subprocess
@@ -77,14 +80,21 @@ def check_questions(corpus: Path) -> list[str]:
     return errs
 
 
-def check_needles(splits: list[str]) -> list[str]:
+def check_needles(splits: list[str], write_manifest: bool = False) -> list[str]:
     errs = []
     intents = {}
+    manifest_path = HERE / "needles-manifest.json"
+    recorded = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    hashes: dict[str, str] = {}
     for split in splits:
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run([sys.executable, str(HERE / "needles.py"), "--out", tmp, "--split", split],
                            check=True)
             cases = load(Path(tmp) / "cases.jsonl")
+            key = f"{split}/cases.jsonl"
+            hashes[key] = hashlib.sha256((Path(tmp) / "cases.jsonl").read_bytes()).hexdigest()
+            if not write_manifest and recorded and recorded.get(key) != hashes[key]:
+                errs.append(f"{key} differs from needles-manifest.json")
             kinds = collections.Counter(c["kind"] for c in cases)
             print(f"{split}: {len(cases)} cases of {len(kinds)} kinds")
             if len(kinds) < 12:
@@ -95,6 +105,9 @@ def check_needles(splits: list[str]) -> list[str]:
                     errs.append(f"{c.get('id')}: fields {sorted(c)}")
                     continue
                 data = (Path(tmp) / c["file"]).read_bytes()
+                hashes[c["file"]] = hashlib.sha256(data).hexdigest()
+                if not write_manifest and recorded and recorded.get(c["file"]) != hashes[c["file"]]:
+                    errs.append(f"{c['id']}: file differs from needles-manifest.json")
                 if not 20_000 <= len(data) <= 600_000:
                     errs.append(f"{c['id']}: size {len(data)}")
                 lines = data.decode("utf-8").splitlines()
@@ -105,6 +118,12 @@ def check_needles(splits: list[str]) -> list[str]:
                     if n != 1:
                         errs.append(f"{c['id']}: needle present {n} times: {nd[:80]!r}")
                 intents[(split, c["id"])] = norm(c["intent"]).lower()
+    if write_manifest:
+        recorded.update(hashes)
+        manifest_path.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {len(hashes)} hashes to {manifest_path.name}")
+    elif not recorded:
+        errs.append("no needles-manifest.json to compare with")
     if len(splits) == 2:
         common = set(v for (s, _), v in intents.items() if s == "dev") & \
             set(v for (s, _), v in intents.items() if s == "test")
@@ -119,11 +138,12 @@ def main() -> int:
     q.add_argument("corpus", help="directory written by build_corpus.py")
     n = sub.add_parser("needles")
     n.add_argument("--split", choices=["dev", "test", "both"], default="both")
+    n.add_argument("--write-manifest", action="store_true", help="record the sha256 of every generated file")
     args = ap.parse_args()
     if args.what == "questions":
         errs = check_questions(Path(args.corpus))
     else:
-        errs = check_needles(["dev", "test"] if args.split == "both" else [args.split])
+        errs = check_needles(["dev", "test"] if args.split == "both" else [args.split], args.write_manifest)
     for e in errs:
         print("FAIL", e)
     print("OK" if not errs else f"{len(errs)} problem(s)")
