@@ -302,8 +302,8 @@ def gen_jest_ci(rng, variant, target):
         suites += 1
         doc.add(f"PASS src/components/{comp}/{comp}.test.tsx ({rng.uniform(0.8, 9.0):.3f} s)")
         doc.add(f"  {comp}")
-        for _ in range(rng.randint(4, 12)):
-            doc.add(f"    ✓ {rng.choice(behaviours)} ({rng.randint(2, 300)} ms)")
+        for b in rng.sample(behaviours, rng.randint(4, len(behaviours))):
+            doc.add(f"    ✓ {b} ({rng.randint(2, 300)} ms)")
         if rng.random() < 0.1:
             doc.add("  console.error")
             doc.add("    Warning: An update to %s inside a test was not wrapped in act(...).")
@@ -492,9 +492,10 @@ def gen_k8s_events(rng, variant, target):
             reason, msg, typ = *rng.choice(normals), "Normal"
         else:
             reason, msg, typ = *rng.choice(warnings), "Warning"
-        msg = msg.format(ns=ns, p=p[4:], h=rng.choice(HOSTS), s=rng.choice(SERVICES), v=rng.randint(0, 40),
+        svc = p[4:].split("-")[0]
+        msg = msg.format(ns=ns, p=p[4:], h=rng.choice(HOSTS), s=svc, v=rng.randint(0, 40),
                          h5=hexid(rng, 10), n=rng.randint(1, 12))
-        obj = p if reason not in ("ScalingReplicaSet",) else f"deployment/{rng.choice(SERVICES)}"
+        obj = p if reason not in ("ScalingReplicaSet",) else f"deployment/{svc}"
         doc.add(f"{ns:<14}{str(rng.randint(1, 59)) + 'm':<11}{typ:<9}{reason:<22}{obj:<52}{msg}")
     victim = f"pod/reports-{hexid(rng, 10)}-{hexid(rng, 5)}"
     if variant == 0:
@@ -673,7 +674,8 @@ def gen_ps(rng, variant, target):
             "node /srv/web/server.js", "/usr/bin/dockerd -H fd://", "containerd-shim-runc-v2 -namespace moby",
             "/usr/local/bin/node_exporter --collector.textfile", "memcached -m 1024 -p 11211", "redis-server *:6379",
             "/usr/bin/java -Xmx2g -jar /opt/reports/reports.jar"]
-    users = ["root", "postgres", "www-data", "app", "redis", "memcache"]
+    owner = {"postgres": "postgres", "nginx": "www-data", "gunicorn": "app", "node": "app", "memcached": "memcache",
+             "redis": "redis", "java": "app"}
     pid = 1
     while not doc.full():
         pid += rng.randint(1, 40)
@@ -681,8 +683,10 @@ def gen_ps(rng, variant, target):
         mem = round(rng.expovariate(1 / 0.8), 1)
         cpu, mem = min(cpu, 38.0), min(mem, 9.5)
         rss = int(mem * 160000)
-        doc.add(f"{rng.choice(users):<10}{pid:>7} {cpu:>4} {mem:>4} {rss * 3 + 10000:>7} {rss:>6} ?        S    "
-                f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}   {rng.randint(0, 90)}:{rng.randint(0, 59):02d} {rng.choice(cmds)}")
+        cmd = rng.choice(cmds)
+        user = next((u for key, u in owner.items() if key in cmd), "root")
+        doc.add(f"{user:<10}{pid:>7} {cpu:>4} {mem:>4} {rss * 3 + 10000:>7} {rss:>6} ?        S    "
+                f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}   {rng.randint(0, 90)}:{rng.randint(0, 59):02d} {cmd}")
     pid += 7
     if variant == 0:
         nd = [f"{'app':<10}{pid:>7} {'3.1':>4} {rng.uniform(41, 78):>4.1f} 25165824 12582912 ?        Sl   "
@@ -699,65 +703,108 @@ def gen_df(rng, variant, target):
     the nearly full filesystem(s)."""
     doc = Doc(rng, target)
     doc.add("Filesystem      Size  Used Avail Use% Mounted on")
-    doc.add("udev             16G     0   16G   0% /dev")
-    doc.add("tmpfs           3.2G  2.1M  3.2G   1% /run")
+    doc.add(f"{'udev':<16}{'16G':>4}{'0':>6}{'16G':>6}{0:>4}% /dev")
+    doc.add(f"{'tmpfs':<16}{'3.2G':>4}{'2.1M':>6}{'3.2G':>6}{1:>4}% /run")
+    doc.add(f"{'/dev/nvme0n1p1':<16}{'200G':>4}{'71G':>6}{'129G':>6}{36:>4}% /var/lib/docker")
     while not doc.full():
         use = rng.randint(1, 84)
         if rng.random() < 0.5:
-            doc.add(f"overlay          97G   {use * 97 // 100}G   {97 - use * 97 // 100}G  {use:>2}% /var/lib/docker/overlay2/{hexid(rng, 64)}/merged")
+            used = use * 97 // 100
+            doc.add(f"{'overlay':<16}{'97G':>4}{str(used) + 'G':>6}{str(97 - used) + 'G':>6}{use:>4}% /var/lib/docker/overlay2/{hexid(rng, 64)}/merged")
         else:
-            doc.add(f"tmpfs            {rng.choice(['64M', '128M', '1.0G'])}     0  {rng.choice(['64M', '128M', '1.0G'])}   0% /var/lib/kubelet/pods/{hexid(rng, 8)}-{hexid(rng, 4)}-{hexid(rng, 4)}-{hexid(rng, 4)}-{hexid(rng, 12)}/volumes/kubernetes.io~projected/kube-api-access-{hexid(rng, 5)}")
+            size = rng.choice(['64M', '128M', '1.0G'])
+            doc.add(f"{'tmpfs':<16}{size:>4}{'0':>6}{size:>6}{0:>4}% /var/lib/kubelet/pods/{hexid(rng, 8)}-{hexid(rng, 4)}-{hexid(rng, 4)}-{hexid(rng, 4)}-{hexid(rng, 12)}/volumes/kubernetes.io~projected/kube-api-access-{hexid(rng, 5)}")
     if variant == 0:
-        nd = ["/dev/nvme1n1    500G  496G  4.1G 100% /var/lib/postgresql"]
+        nd = [f"{'/dev/nvme1n1':<16}{'500G':>4}{'496G':>6}{'4.1G':>6}{100:>4}% /var/lib/postgresql"]
     else:
-        nd = ["/dev/sda1        30G   29G  712M  98% /", "/dev/sdb1       2.0T  1.9T   61G  97% /mnt/backups"]
+        nd = [f"{'/dev/sda1':<16}{'30G':>4}{'29G':>6}{'712M':>6}{98:>4}% /",
+              f"{'/dev/sdb1':<16}{'2.0T':>4}{'1.9T':>6}{'61G':>6}{97:>4}% /mnt/backups"]
     for n in nd:
         doc.plant([n])
     return doc.lines, nd
 
 
 def gen_apt(rng, variant, target):
-    """apt-get install log: Get/Unpacking/Setting up for packages whose names
-    contain 'error'/'fail'; W: warnings; needle: the dpkg error / missing package."""
+    """apt-get install log in its real phases (Get, unpack, setting up) for
+    packages whose names contain 'error'/'fail', with W: warnings and debconf
+    noise; needle: the dpkg configure error (variant 0) or, in a second
+    apt-get run, the package that cannot be found (variant 1)."""
     doc = Doc(rng, target)
-    pkgs = ["libgpg-error0", "liberror-perl", "libfailsafe2", "libssl3", "curl", "git", "python3-pip",
-            "libpq5", "build-essential", "make", "gcc-12", "libc6-dev", "openssh-client", "ca-certificates",
-            "libcurl4", "libexpat1", "perl-modules-5.36", "patch", "xz-utils", "libfile-fcntllock-perl"]
+    fixed = ["libgpg-error0", "liberror-perl", "libfailsafe2", "libssl3", "curl", "git", "python3-pip",
+             "libpq5", "build-essential", "make", "gcc-12", "libc6-dev", "openssh-client", "ca-certificates",
+             "libcurl4", "libexpat1", "perl-modules-5.36", "patch", "xz-utils", "libfile-fcntllock-perl",
+             "libgpg-error-l10n", "python3-retry", "node-fail-fast", "libexception-class-perl"]
+    stems = ["xml", "yaml", "png", "jpeg", "ssl", "ldap", "krb5", "sasl2", "nghttp2", "brotli", "zstd", "icu",
+             "sqlite3", "ffi", "gmp", "mpfr", "isl", "tiff", "webp", "gdbm", "readline", "ncurses", "uuid", "event"]
+    n_pkgs = max(40, target // 330)
+    names: list[str] = list(fixed)
+    while len(names) < n_pkgs:
+        nm = rng.choice([f"lib{rng.choice(stems)}{rng.randint(0, 9)}", f"lib{rng.choice(stems)}-dev",
+                         f"python3-{rng.choice(WORDS)}", f"node-{rng.choice(WORDS)}-{rng.choice(stems)}",
+                         f"lib{rng.choice(WORDS)}-{rng.choice(stems)}-perl"])
+        if nm not in names:
+            names.append(nm)
+    rng.shuffle(names)
+    vers = {nm: f"{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}-{rng.randint(1, 9)}" for nm in names}
+    doc.add("$ sudo apt-get install -y build-essential libpq-dev python3-pip")
     doc.add("Reading package lists... Done")
     doc.add("Building dependency tree... Done")
     doc.add("Reading state information... Done")
+    doc.add("The following additional packages will be installed:")
+    for k in range(0, len(names), 8):
+        doc.add("  " + " ".join(names[k:k + 8]))
+    doc.add(f"0 upgraded, {len(names)} newly installed, 0 to remove and 3 not upgraded.")
+    doc.add(f"Need to get {rng.randint(90, 400)} MB of archives.")
     doc.add("W: https://packages.example.com/debian/dists/bookworm/InRelease: Key is stored in legacy trusted.gpg keyring (/etc/apt/trusted.gpg), see the DEPRECATION section in apt-key(8) for details.")
-    n = 0
-    while not doc.full():
-        p = f"{rng.choice(pkgs)}{'' if rng.random() < 0.5 else '-' + rng.choice(WORDS)}"
-        v = f"{rng.randint(1, 9)}.{rng.randint(0, 30)}-{rng.randint(1, 9)}"
-        n += 1
+    for k, nm in enumerate(names, 1):
+        doc.add(f"Get:{k} http://deb.debian.org/debian bookworm/main amd64 {nm} amd64 {vers[nm]} [{rng.randint(10, 9000)} kB]")
+    doc.add(f"Fetched {rng.randint(90, 400)} MB in {rng.randint(5, 60)}s ({rng.uniform(2, 30):.1f} MB/s)")
+    doc.add("debconf: delaying package configuration, since apt-utils is not installed")
+    files = rng.randint(9000, 20000)
+    for k, nm in enumerate(names, 1):
+        doc.add(f"Selecting previously unselected package {nm}:amd64.")
+        if k == 1 or rng.random() < 0.05:
+            doc.add(f"(Reading database ... {files} files and directories currently installed.)")
+        files += rng.randint(3, 200)
+        doc.add(f"Preparing to unpack .../{k - 1:03d}-{nm}_{vers[nm]}_amd64.deb ...")
+        doc.add(f"Unpacking {nm}:amd64 ({vers[nm]}) ...")
+    order = list(names)
+    rng.shuffle(order)
+    broken_at = rng.randint(len(order) // 4, len(order) * 3 // 4)
+    nd: list[str] = []
+    for k, nm in enumerate(order):
+        if variant == 0 and k == broken_at:
+            nd = ["dpkg: error processing package postgresql-15 (--configure):",
+                  " installed postgresql-15 package post-installation script subprocess returned error exit status 1"]
+            doc.add("Setting up postgresql-15 (15.8-0+deb12u1) ...")
+            doc.add("Error: could not create default cluster. Please create it manually with")
+            doc.add("  pg_createcluster 15 main --start")
+            doc.add("or a similar command (see 'man pg_createcluster').")
+            for line in nd:
+                doc.add(line)
+        doc.add(f"Setting up {nm}:amd64 ({vers[nm]}) ...")
         r = rng.random()
-        if r < 0.4:
-            doc.add(f"Get:{n} http://deb.debian.org/debian bookworm/main amd64 {p} amd64 {v} [{rng.randint(10, 9000)} kB]")
-        elif r < 0.6:
-            doc.add(f"Preparing to unpack .../{n:03d}-{p}_{v}_amd64.deb ...")
-            doc.add(f"Unpacking {p}:amd64 ({v}) ...")
-        elif r < 0.9:
-            doc.add(f"Setting up {p}:amd64 ({v}) ...")
-        elif r < 0.95:
-            doc.add(f"update-alternatives: using /usr/bin/{p} to provide /usr/bin/{p.split('-')[0]} in auto mode")
-        else:
+        if r < 0.06:
+            doc.add(f"update-alternatives: using /usr/bin/{nm}-{rng.randint(1, 9)} to provide /usr/bin/{nm} ({nm}) in auto mode")
+        elif r < 0.09:
             doc.add("debconf: unable to initialize frontend: Dialog")
             doc.add("debconf: (TERM is not set, so the dialog frontend is not usable.)")
             doc.add("debconf: falling back to frontend: Readline")
+        elif r < 0.11:
+            doc.add(f"update-alternatives: warning: skip creation of /usr/share/man/man1/{nm}.1.gz because associated file /usr/share/man/man1/{nm}-2.1.gz (of link group {nm}) doesn't exist")
+    doc.add("Processing triggers for libc-bin (2.36-9+deb12u7) ...")
+    doc.add("Processing triggers for man-db (2.11.2-2) ...")
     if variant == 0:
-        nd = ["dpkg: error processing package postgresql-15 (--configure):",
-              " installed postgresql-15 package post-installation script subprocess returned error exit status 1"]
-        block = ["Setting up postgresql-15 (15.8-0+deb12u1) ...",
-                 "Error: could not create default cluster. Please create it manually with", *nd]
-        doc.plant(block, 0.6, 0.95)
         doc.add("Errors were encountered while processing:")
         doc.add(" postgresql-15")
         doc.add("E: Sub-process /usr/bin/dpkg returned an error code (1)")
     else:
         nd = ["E: Unable to locate package libssl1.1"]
-        doc.lines.insert(3, nd[0])
+        doc.add("$ sudo apt-get install -y libssl1.1 libffi7")
+        doc.add("Reading package lists... Done")
+        doc.add("Building dependency tree... Done")
+        doc.add("Reading state information... Done")
+        doc.add(nd[0])
     return doc.lines, nd
 
 
