@@ -363,11 +363,28 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_kernels_install(args: argparse.Namespace) -> int:
     from .errors import ContextKernelError
-    from .kernels.install import install_kernelspecs
+    from .kernels.files import kernel_files
+    from .kernels.install import (
+        install_ir_kernelspec,
+        install_kernelspecs,
+        irkernel_available,
+        run_runtime_installers,
+    )
 
-    prefix = sys.prefix if args.sys_prefix else args.prefix
+    in_venv = sys.prefix != sys.base_prefix
+    user = args.user or not (args.sys_prefix or args.prefix or in_venv)  # default: this venv, else the user's
+    prefix = None if user else (args.prefix or sys.prefix)
     try:
-        done = install_kernelspecs(sys.executable, user=args.user, prefix=prefix)
+        files = kernel_files()
+        if not args.no_runtimes and run_runtime_installers(files, sys.executable) != 0:
+            print("context-kernel kernels install: a runtime installer failed (its output is above); the "
+                  "kernelspecs are installed anyway", file=sys.stderr)
+        done = install_kernelspecs(sys.executable, user=user, prefix=prefix)
+        if irkernel_available():
+            done.append(install_ir_kernelspec(files, user=user, prefix=prefix))
+        else:
+            print("note: R with IRkernel is not installed, so the r kernel is not registered (as root: "
+                  "apt-get install r-cran-irkernel, then run this again)", file=sys.stderr)
     except ContextKernelError as exc:
         print(f"context-kernel kernels install: {exc}", file=sys.stderr)
         return 2
@@ -429,10 +446,11 @@ def _console_script() -> str:
 def cmd_setup(args: argparse.Namespace) -> int:
     from .settings import HTTP_TOKEN_FILE
     from .setup.cli import run
+    from .upgrade import in_uv_cache
 
     env = dict(os.environ)
     return run(args, home_dir=user_home(env), cwd=Path.cwd(), executable=_console_script(),
-               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env))
+               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=in_uv_cache(sys.prefix))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -474,16 +492,21 @@ def main(argv: list[str] | None = None) -> int:
     kernels = sub.add_parser("kernels", help="install our kernelspecs so that any Jupyter can start them")
     kernels_sub = kernels.add_subparsers(dest="kernels_command", required=True)
     install = kernels_sub.add_parser(
-        "install", help="write our kernelspecs (ck-bash, ck-javascript, …) with this Python's absolute path",
-        description="pip installs our kernelspecs with a bare `python`, which a Jupyter of another environment "
-                    "replaces with its own (without context_kernel). This writes them with this Python instead. "
-                    "None of the places needs root, except a --prefix (or a --sys-prefix) owned by root.")
-    where = install.add_mutually_exclusive_group(required=True)
+        "install", help="install the language runtimes and register every kernelspec (what kernels/install.sh does)",
+        description="Installs what each language needs, then writes our kernelspecs started by this Python. "
+                    "Runtimes: R with IRkernel, Ruby, PHP, Go, Rust, Elixir, Mono, Perl, Node.js and npm come "
+                    "from apt and need root (without it each is skipped and named); the npm package typescript "
+                    "goes into this environment (no root). Kernelspecs: ours (ck-bash, ck-javascript, …) with "
+                    "this Python's absolute path, so a Jupyter of another environment can start them too, and "
+                    "R's (IRkernel behind our interrupt-safe launcher). Where: this environment when it is a "
+                    "virtual one, else the user's Jupyter dir; a --prefix owned by root needs root.")
+    where = install.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true",
                        help="the user's Jupyter data dir: every JupyterLab of this user finds them (no root)")
     where.add_argument("--sys-prefix", action="store_true",
                        help="this Python's environment (what make serve does for .venv)")
     where.add_argument("--prefix", help="PREFIX/share/jupyter/kernels (e.g. /usr/local for every user: root)")
+    install.add_argument("--no-runtimes", action="store_true", help="only register the kernelspecs")
     install.set_defaults(func=cmd_kernels_install)
     fetch = sub.add_parser("fetch", help="fetch pages into the knowledge base (as ctx_fetch_and_index)")
     fetch.add_argument("urls", nargs="+")

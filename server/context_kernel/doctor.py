@@ -62,6 +62,10 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
     subject = f"{lang.name:<10} kernel {kernel_name}"
     if find_spec(kernel_name, settings.kernels_dir) is None:
         return Check("FAIL", subject, f"not installed — {lang.install}")
+    if lang.name == "r":
+        stock = stock_irkernel(settings)
+        if stock:
+            return Check("WARN", subject, stock)
     ours = launcher(lang.kernel_name)
     kernel_env = kernel_environment(settings.base_env or {}, settings.extra_kernel_env)
     problem = await launch_problem(ours, kernel_env) if ours else None
@@ -92,6 +96,18 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
         return Check("FAIL", subject, f"{exc.message[:300]} — {lang.install}")
     finally:
         await kernel.shutdown(now=True)
+
+
+def stock_irkernel(settings: Settings) -> str | None:
+    """Why the `ir` kernelspec found is not ours (IRkernel behind kernels/ir/launch.R), or None."""
+    from .kernels.specs import spec_manager
+
+    # Stock IRkernel dies when an interrupt lands while it sets up a cell or sends output.
+    spec = spec_manager(settings.kernels_dir).get_kernel_spec("ir")
+    if any("launch.R" in arg for arg in spec.argv):
+        return None
+    return (f"stock IRkernel ({spec.resource_dir}), which a timeout can kill; ours survives interrupts — "
+            "run: context-kernel kernels install")
 
 
 def check_kernelspecs() -> list[Check]:
