@@ -125,7 +125,7 @@ def test_pipx_and_uvx_installs_have_the_kernel_files_and_the_r_launcher(
         routes: dict[str, Results], route: str) -> None:
     done = routes[route]
     assert done["install"].returncode == 0, done["install"].stderr
-    assert "ir" in done["install"].stdout.split(": ")[-1].split(", ")  # kernels/ir from the package data
+    assert "ir" in done["install"].stdout.strip().split(": ")[-1].split(", ")  # kernels/ir from the package data
     lines = doctor_lines(done["doctor"])
     assert len(lines) == 12 and all(line.startswith("[OK]") for line in lines), done["doctor"].stdout
 
