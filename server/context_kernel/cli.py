@@ -376,7 +376,7 @@ def cmd_kernels_install(args: argparse.Namespace) -> int:
     prefix = None if user else (args.prefix or sys.prefix)
     try:
         files = kernel_files()
-        if not args.no_runtimes and run_runtime_installers(files, sys.executable) != 0:
+        if not args.no_runtimes and run_runtime_installers(files, sys.executable, dict(os.environ)) != 0:
             print("context-kernel kernels install: a runtime installer failed (its output is above); the "
                   "kernelspecs are installed anyway", file=sys.stderr)
         done = install_kernelspecs(sys.executable, user=user, prefix=prefix)

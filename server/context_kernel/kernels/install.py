@@ -206,7 +206,7 @@ def install_ir_kernelspec(files: Path, *, user: bool = False, prefix: str | None
     return InstalledSpec("ir", directory, str(directory.parent) in manager.kernel_dirs)
 
 
-def run_runtime_installers(files: Path, python: str) -> int:
+def run_runtime_installers(files: Path, python: str, env: Mapping[str, str]) -> int:
     """kernels/install.sh --runtimes-only (apt for R and the script languages, npm typescript); its exit status.
 
     What needs root (apt) is skipped without it, and each snippet says which packages it would
@@ -214,6 +214,5 @@ def run_runtime_installers(files: Path, python: str) -> int:
     """
     import subprocess
 
-    env = {**os.environ, "CK_PYTHON": python}
-    return subprocess.run(["bash", str(files / "install.sh"), "--runtimes-only"], env=env, check=False,
-                          stdout=sys.stderr).returncode
+    return subprocess.run(["bash", str(files / "install.sh"), "--runtimes-only"], env={**env, "CK_PYTHON": python},
+                          check=False, stdout=sys.stderr).returncode
