@@ -92,3 +92,30 @@ async def test_imports_resolve_from_the_project_even_after_a_cell_changes_direct
     # a JSON file of the project, imported with its attribute as node requires
     (node_project / "data.json").write_text('{"n": 8}')
     assert await run(client, "typescript", "import data from './data.json' with { type: 'json' }\ndata.n") == "8"
+
+
+async def test_a_missing_package_says_in_one_line_that_it_looked_from_the_project_directory(
+        node_project: Path, client: Client, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    await run(client, "javascript", f"process.chdir({json.dumps(str(elsewhere))})")
+    def looked(spec: str) -> str:
+        return (f"Error: Cannot find package '{spec}': looked in node_modules of the project directory "
+                f"({node_project}) and of every parent directory; install it in the project (npm install no-such-pkg)")
+
+    for language, code, spec in [("javascript", "require('no-such-pkg/sub')", "no-such-pkg/sub"),
+                                 ("javascript", "await import('no-such-pkg')", "no-such-pkg"),
+                                 ("typescript", "import { x } from 'no-such-pkg'\nx", "no-such-pkg"),
+                                 ("typescript", "import y = require('no-such-pkg')\ny", "no-such-pkg")]:
+        result = await client.call_tool("ctx_execute", {"language": language, "code": code, "timeout": TIMEOUT_MS})
+        first, *rest = text_of(result).splitlines()
+        assert result.is_error and first == looked(spec)
+        assert all(line.startswith("    at cell") for line in rest), text_of(result)  # no require stack
+    relative = await client.call_tool("ctx_execute", {"language": "javascript", "code": "require('./nothing.js')"})
+    assert text_of(relative).splitlines()[0] == (
+        f"Error: Cannot find module './nothing.js': looked for it relative to the project directory ({node_project})")
+    # a package that is there but lacks a dependency: node's own words, which name the package's file
+    write_package(node_project / "node_modules", "needs-dep", {"main": "index.js"},
+                  {"index.js": "module.exports = require('absent-dep');\n"})
+    broken = text_of(await client.call_tool("ctx_execute", {"language": "javascript", "code": "require('needs-dep')"}))
+    assert broken.startswith("Error: Cannot find module 'absent-dep'") and "needs-dep/index.js" in broken

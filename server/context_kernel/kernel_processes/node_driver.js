@@ -54,7 +54,7 @@ function loadTypeScript() {
 
 // The names a REPL session expects to find at the top level.
 function installGlobals() {
-  globalThis.require = createRequire(CELL_FILE);
+  globalThis.require = projectRequire();
   globalThis.module = { exports: {}, require: globalThis.require, filename: CELL_FILE };
   globalThis.exports = globalThis.module.exports;
   globalThis.__filename = CELL_FILE;
@@ -242,7 +242,8 @@ const importFromProject = (() => {
   importer.filename = CELL_FILE;
   importer.paths = Module._nodeModulePaths(PROJECT_DIR);
   importer._compile('module.exports = (spec, options) => import(spec, options);', CELL_FILE);
-  return importer.exports;
+  const load = importer.exports;
+  return (spec, options) => load(spec, options).catch((err) => { throw notFound(err, spec); });
 })();
 Object.defineProperty(globalThis, IMPORT, { value: importFromProject, writable: false, enumerable: false });
 
@@ -254,6 +255,40 @@ process.emitWarning = function (warning, ...rest) {
   if (String(warning).includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) return;
   return emitWarning.call(process, warning, ...rest);
 };
+
+// require as a file of the project has it; a package it cannot find says where it looked.
+function projectRequire() {
+  const base = createRequire(CELL_FILE);
+  const require = function require(id) {
+    try { return base(id); } catch (err) { throw notFound(err, id); }
+  };
+  const resolve = function resolve(id, options) {
+    try { return base.resolve(id, options); } catch (err) { throw options ? err : notFound(err, id); }
+  };
+  resolve.paths = base.resolve.paths;
+  return Object.assign(require, { resolve, main: base.main, extensions: base.extensions, cache: base.cache });
+}
+
+// node's "not found" names neither the project nor its parents (its ESM error names our
+// importer, "[cell]"; its CommonJS one adds a require stack of that name): one line that says
+// where a cell's own require/import looked. What a package fails to find inside it is left as node says.
+function notFound(err, spec) {
+  if (!err || typeof spec !== 'string' || spec.startsWith('node:')) return err;
+  const message = String(err.message);
+  const ours = (err.code === 'MODULE_NOT_FOUND' && message.startsWith(`Cannot find module '${spec}'`) &&
+      (err.requireStack || [CELL_FILE]).every((f) => f === CELL_FILE)) ||
+    (err.code === 'ERR_MODULE_NOT_FOUND' && message.endsWith(` imported from ${CELL_FILE}`));
+  if (!ours) return err;
+  const bare = !/^(\.{1,2}(\/|$)|\/|file:)/.test(spec);
+  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+  err.message = bare
+    ? `Cannot find package '${spec}': looked in node_modules of the project directory (${PROJECT_DIR}) and ` +
+      `of every parent directory; install it in the project (npm install ${name})`
+    : `Cannot find module '${spec}': looked for it relative to the project directory (${PROJECT_DIR})`;
+  const frames = String(err.stack || '').split('\n').filter((l) => /^\s+at /.test(l));
+  err.stack = [`${err.name}: ${err.message}`, ...frames].join('\n');
+  return err;
+}
 
 function setupError() {
   const err = new Error('the npm package "typescript" is missing: run kernels/install.sh');
