@@ -10,6 +10,7 @@ here by hand (node) or built offline from a source written here (R): no registry
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -119,3 +120,105 @@ async def test_a_missing_package_says_in_one_line_that_it_looked_from_the_projec
                   {"index.js": "module.exports = require('absent-dep');\n"})
     broken = text_of(await client.call_tool("ctx_execute", {"language": "javascript", "code": "require('needs-dep')"}))
     assert broken.startswith("Error: Cannot find module 'absent-dep'") and "needs-dep/index.js" in broken
+
+
+# --- R -------------------------------------------------------------------------------------------
+
+REPO_IR = Path(__file__).resolve().parents[2] / "kernels" / "ir"
+
+
+@pytest.fixture(scope="module")
+def r_library_dir() -> str:
+    """`R-<x.y>/<platform>`, the tail renv gives a project library for this R."""
+    if shutil.which("R") is None:
+        pytest.skip("R is not installed (bash kernels/install.sh installs r-cran-irkernel)")
+    found = subprocess.run(["Rscript", "-e", 'cat(sprintf("R-%s.%s/%s", R.version$major, '
+                            'sub("[.].*", "", R.version$minor), R.version$platform))'],
+                           capture_output=True, text=True, timeout=60, check=True)
+    return found.stdout
+
+
+def build_r_package(lib: Path, name: str, value: str, sources: Path) -> None:
+    """Install a one-function package `name` (`where()` returns `value`) into `lib` from a source
+    written here: R CMD INSTALL, offline."""
+    src = sources / name
+    (src / "R").mkdir(parents=True)
+    (src / "DESCRIPTION").write_text(f"Package: {name}\nVersion: 1.0\nTitle: Test\nDescription: A test package.\n"
+                                     "License: MIT\nMaintainer: A B <a@example.org>\n")
+    (src / "NAMESPACE").write_text("export(where)\n")
+    (src / "R" / "where.R").write_text(f"where <- function() {json.dumps(value)}\n")
+    lib.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["R", "CMD", "INSTALL", "--no-docs", "--no-html", "--no-test-load", f"--library={lib}",
+                           str(src)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def r_settings(tmp_path: Path, project: Path, **overrides: object) -> Settings:
+    """Settings whose "ir" kernelspec is this checkout's kernels/ir (the data dir's kernels/ comes first),
+    not the copy kernels/install.sh left in the venv."""
+    settings = make_settings(tmp_path, project, **overrides)
+    shutil.copytree(REPO_IR, settings.kernels_dir / "ir")
+    return settings
+
+
+async def r_lines(settings: Settings, code: str) -> list[str]:
+    async with Client(create_server(settings)) as client:
+        return (await run(client, "r", code)).splitlines()
+
+
+SHOW = 'library(ckpkg); cat(where(), .libPaths(), sep = "\\n")'
+
+
+async def test_r_uses_the_projects_renv_library_when_no_profile_activates_it(
+        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+    (project / "renv.lock").write_text('{"R": {"Version": "4"}, "Packages": {}}')
+    library = project / "renv" / "library" / r_library_dir
+    build_r_package(library, "ckpkg", "from renv", tmp_path / "src")
+    build_r_package(tmp_path / "user-lib", "ckpkg", "from the user library", tmp_path / "src-user")
+    settings = r_settings(tmp_path, project, base_env={**os.environ, "R_LIBS_USER": str(tmp_path / "user-lib")})
+    lines = await r_lines(settings, SHOW)
+    # renv's order: the project library, then R's system library only (IRkernel, in the site library, still ran)
+    assert lines[0] == "from renv"
+    assert lines[1:] == [str(library), subprocess.run(["Rscript", "-e", "cat(.Library)"], capture_output=True,
+                                                      text=True, timeout=60).stdout]
+
+
+async def test_r_runs_the_projects_rprofile_that_activates_renv(
+        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+    # renv's own activate.R would fetch renv from CRAN: this one does what it leaves behind, the
+    # project library first and only R's system library after it (IRkernel's site library hidden).
+    library = project / "renv" / "library" / "linux-test" / r_library_dir
+    build_r_package(library, "ckpkg", "from the activated renv", tmp_path / "src")
+    (project / "renv.lock").write_text('{"R": {"Version": "4"}, "Packages": {}}')
+    (project / "renv" / "activate.R").write_text(
+        f'local(.libPaths({json.dumps(str(library.relative_to(project)))}, include.site = FALSE))\n')
+    (project / ".Rprofile").write_text('source("renv/activate.R")\nprofile_ran <- "yes"\n')
+    lines = await r_lines(settings := r_settings(tmp_path, project), SHOW + '; cat(profile_ran, sep = "\\n")')
+    assert lines[0] == "from the activated renv" and lines[1] == str(library) and lines[-1] == "yes"
+    assert not any("site-library" in line for line in lines)
+    assert settings.project_dir == project
+
+
+async def test_r_libs_user_from_the_environment_is_on_the_library_path(
+        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+    user = tmp_path / "user-lib"
+    build_r_package(user, "ckpkg", "from R_LIBS_USER", tmp_path / "src")
+    lines = await r_lines(r_settings(tmp_path, project, base_env={**os.environ, "R_LIBS_USER": str(user)}), SHOW)
+    assert lines[:2] == ["from R_LIBS_USER", str(user)]
+
+
+async def test_r_libs_user_from_the_projects_renviron_wins_over_the_environment(
+        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+    build_r_package(project / "rlib", "ckpkg", "from the project's .Renviron", tmp_path / "src")
+    build_r_package(tmp_path / "env-lib", "ckpkg", "from the environment", tmp_path / "src-env")
+    (project / ".Renviron").write_text("R_LIBS_USER=rlib\n")
+    settings = r_settings(tmp_path, project, base_env={**os.environ, "R_LIBS_USER": str(tmp_path / "env-lib")})
+    lines = await r_lines(settings, 'setwd(tempdir()); ' + SHOW)
+    assert lines[:2] == ["from the project's .Renviron", str(project / "rlib")]
+
+
+async def test_a_missing_r_package_is_a_clear_error(tmp_path: Path, project: Path, r_library_dir: str) -> None:
+    async with Client(create_server(r_settings(tmp_path, project))) as client:
+        result = await client.call_tool("ctx_execute", {"language": "r", "code": "library(ckabsentpkg)"})
+    assert result.is_error
+    assert "there is no package called ‘ckabsentpkg’" in text_of(result)
