@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -128,14 +127,15 @@ REPO_IR = Path(__file__).resolve().parents[2] / "kernels" / "ir"
 
 
 @pytest.fixture(scope="module")
-def r_library_dir() -> str:
-    """`R-<x.y>/<platform>`, the tail renv gives a project library for this R."""
+def r_paths() -> tuple[str, str]:
+    """`R-<x.y>/<platform>`, the tail renv gives a project library for this R; and R's system library."""
     if shutil.which("R") is None:
         pytest.skip("R is not installed (bash kernels/install.sh installs r-cran-irkernel)")
     found = subprocess.run(["Rscript", "-e", 'cat(sprintf("R-%s.%s/%s", R.version$major, '
-                            'sub("[.].*", "", R.version$minor), R.version$platform))'],
+                            'sub("[.].*", "", R.version$minor), R.version$platform), .Library, sep = "\\n")'],
                            capture_output=True, text=True, timeout=60, check=True)
-    return found.stdout
+    tail, system = found.stdout.splitlines()
+    return tail, system
 
 
 def build_r_package(lib: Path, name: str, value: str, sources: Path) -> None:
@@ -170,37 +170,35 @@ SHOW = 'library(ckpkg); cat(where(), .libPaths(), sep = "\\n")'
 
 
 async def test_r_uses_the_projects_renv_library_when_no_profile_activates_it(
-        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
     (project / "renv.lock").write_text('{"R": {"Version": "4"}, "Packages": {}}')
-    library = project / "renv" / "library" / r_library_dir
+    library = project / "renv" / "library" / r_paths[0]
     build_r_package(library, "ckpkg", "from renv", tmp_path / "src")
     build_r_package(tmp_path / "user-lib", "ckpkg", "from the user library", tmp_path / "src-user")
     settings = r_settings(tmp_path, project, base_env={**os.environ, "R_LIBS_USER": str(tmp_path / "user-lib")})
     lines = await r_lines(settings, SHOW)
     # renv's order: the project library, then R's system library only (IRkernel, in the site library, still ran)
     assert lines[0] == "from renv"
-    assert lines[1:] == [str(library), subprocess.run(["Rscript", "-e", "cat(.Library)"], capture_output=True,
-                                                      text=True, timeout=60).stdout]
+    assert lines[1:] == [str(library), r_paths[1]]
 
 
 async def test_r_runs_the_projects_rprofile_that_activates_renv(
-        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
     # renv's own activate.R would fetch renv from CRAN: this one does what it leaves behind, the
     # project library first and only R's system library after it (IRkernel's site library hidden).
-    library = project / "renv" / "library" / "linux-test" / r_library_dir
+    library = project / "renv" / "library" / "linux-test" / r_paths[0]
     build_r_package(library, "ckpkg", "from the activated renv", tmp_path / "src")
     (project / "renv.lock").write_text('{"R": {"Version": "4"}, "Packages": {}}')
     (project / "renv" / "activate.R").write_text(
         f'local(.libPaths({json.dumps(str(library.relative_to(project)))}, include.site = FALSE))\n')
     (project / ".Rprofile").write_text('source("renv/activate.R")\nprofile_ran <- "yes"\n')
-    lines = await r_lines(settings := r_settings(tmp_path, project), SHOW + '; cat(profile_ran, sep = "\\n")')
+    lines = await r_lines(r_settings(tmp_path, project), SHOW + '; cat(profile_ran, sep = "\\n")')
     assert lines[0] == "from the activated renv" and lines[1] == str(library) and lines[-1] == "yes"
     assert not any("site-library" in line for line in lines)
-    assert settings.project_dir == project
 
 
 async def test_r_libs_user_from_the_environment_is_on_the_library_path(
-        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
     user = tmp_path / "user-lib"
     build_r_package(user, "ckpkg", "from R_LIBS_USER", tmp_path / "src")
     lines = await r_lines(r_settings(tmp_path, project, base_env={**os.environ, "R_LIBS_USER": str(user)}), SHOW)
@@ -208,7 +206,7 @@ async def test_r_libs_user_from_the_environment_is_on_the_library_path(
 
 
 async def test_r_libs_user_from_the_projects_renviron_wins_over_the_environment(
-        tmp_path: Path, project: Path, r_library_dir: str) -> None:
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
     build_r_package(project / "rlib", "ckpkg", "from the project's .Renviron", tmp_path / "src")
     build_r_package(tmp_path / "env-lib", "ckpkg", "from the environment", tmp_path / "src-env")
     (project / ".Renviron").write_text("R_LIBS_USER=rlib\n")
@@ -217,7 +215,7 @@ async def test_r_libs_user_from_the_projects_renviron_wins_over_the_environment(
     assert lines[:2] == ["from the project's .Renviron", str(project / "rlib")]
 
 
-async def test_a_missing_r_package_is_a_clear_error(tmp_path: Path, project: Path, r_library_dir: str) -> None:
+async def test_a_missing_r_package_is_a_clear_error(tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
     async with Client(create_server(r_settings(tmp_path, project))) as client:
         result = await client.call_tool("ctx_execute", {"language": "r", "code": "library(ckabsentpkg)"})
     assert result.is_error
