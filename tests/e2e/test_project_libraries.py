@@ -13,8 +13,10 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp.client.client import Client
 from tests.conftest import make_settings, text_of
@@ -220,3 +222,76 @@ async def test_a_missing_r_package_is_a_clear_error(tmp_path: Path, project: Pat
         result = await client.call_tool("ctx_execute", {"language": "r", "code": "library(ckabsentpkg)"})
     assert result.is_error
     assert "there is no package called ‘ckabsentpkg’" in text_of(result)
+
+
+# --- doctor --------------------------------------------------------------------------------------
+
+def irkernel_library() -> str:
+    found = subprocess.run(["Rscript", "-e", 'cat(dirname(find.package("IRkernel")))'], capture_output=True,
+                           text=True, timeout=60, check=True)
+    return found.stdout
+
+
+@pytest.mark.timeout(300)
+async def test_doctor_says_which_node_modules_and_r_libraries_the_kernels_use(
+        tmp_path: Path, node_project: Path, r_paths: tuple[str, str]) -> None:
+    library = node_project / "renv" / "library" / "linux-test" / r_paths[0]
+    library.mkdir(parents=True)
+    (node_project / "renv.lock").write_text("{}")
+    (node_project / "renv" / "activate.R").write_text(
+        f'local(.libPaths({json.dumps(str(library.relative_to(node_project)))}, include.site = FALSE))\n')
+    (node_project / ".Rprofile").write_text('source("renv/activate.R")\ncat("the profile prints\\n")\n')
+    site = await anyio.to_thread.run_sync(irkernel_library)
+    async with Client(create_server(r_settings(tmp_path, node_project))) as client:
+        result = await client.call_tool("ctx_doctor", {})
+    lines = text_of(result).splitlines()
+    assert (f"[OK] javascript libraries: require and import (typescript's too) resolve from the project directory "
+            f"up: node_modules (3 packages), {node_project.parent / 'node_modules'} (1 package)") in lines
+    assert (f"[OK] R libraries: renv/library/linux-test/{r_paths[0]}, {r_paths[1]} — renv: the project's .Rprofile "
+            f"activates it; IRkernel from {site} (R's own libraries: the project's lack it)") in lines
+    r_kernel = next(line for line in lines if line.startswith(("[OK] r ", "[FAIL] r ")))
+    assert r_kernel.startswith("[OK]") and "starts and runs code" in r_kernel
+
+
+def doctor_r_line(tmp_path: Path, project: Path, **env: str) -> str:
+    """`context-kernel doctor --no-start`'s R line, with this checkout's kernels/ir and a user home of its own."""
+    home = tmp_path / "home"
+    if not (home / "kernels" / "ir").exists():
+        shutil.copytree(REPO_IR, home / "kernels" / "ir")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("R_LIBS", "RENV_", "R_ENVIRON"))}
+    done = subprocess.run([sys.executable, "-m", "context_kernel", "doctor", "--no-start", "--project", str(project)],
+                          capture_output=True, text=True, timeout=120, cwd=project,
+                          env={**base, "CONTEXT_KERNEL_HOME": str(home), "HOME": str(tmp_path / "user"), **env})
+    assert done.returncode == 0, done.stderr
+    return next(line for line in done.stdout.splitlines() if "R libraries:" in line)
+
+
+def test_doctor_r_libraries_follow_r_libs_user_from_the_renviron_the_environment_or_rs_defaults(
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
+    default = doctor_r_line(tmp_path, project)
+    assert default.startswith("[OK] R libraries: ") and default.endswith(
+        f"{r_paths[1]} — R's defaults: the user library (when it exists), the site and system libraries")
+    user = tmp_path / "user-lib"
+    user.mkdir()
+    from_env = doctor_r_line(tmp_path, project, R_LIBS_USER=str(user))
+    assert from_env.startswith(f"[OK] R libraries: {user}, ") and from_env.endswith(
+        " — R_LIBS_USER from the environment")
+    missing = doctor_r_line(tmp_path, project, R_LIBS_USER=str(tmp_path / "nowhere"))
+    assert missing.startswith("[WARN] R libraries: /") and missing.endswith(
+        f" — R_LIBS_USER from the environment; R_LIBS_USER names {tmp_path / 'nowhere'}, which does not exist "
+        "(R leaves it out)")
+    (project / "rlib").mkdir()
+    (project / ".Renviron").write_text("R_LIBS_USER=rlib\n")
+    from_renviron = doctor_r_line(tmp_path, project, R_LIBS_USER=str(user))
+    assert from_renviron.startswith("[OK] R libraries: rlib, ") and from_renviron.endswith(
+        " — R_LIBS_USER from the project's .Renviron")
+
+
+def test_doctor_says_an_renv_project_without_a_library_for_this_r_needs_restoring(
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
+    (project / "renv.lock").write_text("{}")
+    (project / "renv" / "library" / "R-3.6").mkdir(parents=True)  # restored for another R
+    line = doctor_r_line(tmp_path, project)
+    assert line.startswith("[WARN] R libraries: ") and line.endswith(
+        f"; the project uses renv (renv.lock) but has no library for {r_paths[0].split('/')[0]} under renv/library: "
+        "run renv::restore() in R, in the project directory")
