@@ -57,7 +57,8 @@ async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check
     from .kernels.project_libraries import describe_node, describe_r, r_libraries, r_library_command
     from .kernels.specs import spec_manager
 
-    checks = [Check("OK", "javascript libraries", describe_node(settings.project_dir))]
+    # Not "javascript ..."/"r ...": a subject that starts with a language's name is that language's kernel line.
+    checks = [Check("OK", "JavaScript libraries", describe_node(settings.project_dir))]
     try:
         spec = spec_manager(settings.kernels_dir).get_kernel_spec("ir")
     except NoSuchKernel:  # no R kernel: its kernel line says how to install it

@@ -245,7 +245,7 @@ async def test_doctor_says_which_node_modules_and_r_libraries_the_kernels_use(
     async with Client(create_server(r_settings(tmp_path, node_project))) as client:
         result = await client.call_tool("ctx_doctor", {})
     lines = text_of(result).splitlines()
-    assert (f"[OK] javascript libraries: require and import (typescript's too) resolve from the project directory "
+    assert (f"[OK] JavaScript libraries: require and import (typescript's too) resolve from the project directory "
             f"up: node_modules (3 packages), {node_project.parent / 'node_modules'} (1 package)") in lines
     assert (f"[OK] R libraries: renv/library/linux-test/{r_paths[0]}, {r_paths[1]} — renv: the project's .Rprofile "
             f"activates it; IRkernel from {site} (R's own libraries: the project's lack it)") in lines
