@@ -64,9 +64,11 @@ async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check
     except NoSuchKernel:  # no R kernel: its kernel line says how to install it
         return checks
     command = r_library_command(spec.argv, spec.resource_dir)
-    if command is None:
-        checks.append(Check("WARN", "R libraries", f"the ir kernelspec ({spec.resource_dir}) is IRkernel's own, "
-                            "which reads the project's libraries only as plain R does: run bash kernels/install.sh"))
+    if command is None or "--no-init-file" not in command:
+        whose = "IRkernel's own" if command is None else "from an older kernels/install.sh"
+        checks.append(Check("WARN", "R libraries", f"the ir kernelspec ({spec.resource_dir}) is {whose}: a profile "
+                            "that activates renv hides IRkernel from it, and an renv library no profile activates "
+                            "is not used — run bash kernels/install.sh"))
         return checks
     found = await r_libraries(command, settings.project_dir, env)
     if isinstance(found, str):

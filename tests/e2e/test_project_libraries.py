@@ -295,3 +295,16 @@ def test_doctor_says_an_renv_project_without_a_library_for_this_r_needs_restorin
     assert line.startswith("[WARN] R libraries: ") and line.endswith(
         f"; the project uses renv (renv.lock) but has no library for {r_paths[0].split('/')[0]} under renv/library: "
         "run renv::restore() in R, in the project directory")
+
+
+def test_doctor_says_when_the_r_kernelspec_predates_project_libraries(
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
+    spec = tmp_path / "home" / "kernels" / "ir"
+    shutil.copytree(REPO_IR, spec)
+    manifest = json.loads((spec / "kernel.json").read_text())
+    manifest["argv"].remove("--no-init-file")  # as kernels/install.sh installed it before
+    (spec / "kernel.json").write_text(json.dumps(manifest))
+    assert doctor_r_line(tmp_path, project) == (
+        f"[WARN] R libraries: the ir kernelspec ({spec}) is from an older kernels/install.sh: a profile that activates "
+        "renv hides IRkernel from it, and an renv library no profile activates is not used — run bash "
+        "kernels/install.sh")
