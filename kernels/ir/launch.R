@@ -14,12 +14,12 @@
 # .Renviron (R_LIBS_USER, say) as R does there. The user profile (R_PROFILE_USER, else the
 # project's .Rprofile, else ~/.Rprofile) runs here rather than in R's startup (the kernelspec passes
 # --no-init-file) so that the libraries R started with are known before it runs: a profile that
-# activates renv replaces them with the project's, and IRkernel (with its dependencies), installed
-# in the former, is then loaded from there unless the project has its own. A project with an renv
-# library (renv.lock, renv/library/[<os>/]R-<x.y>/<platform>, or RENV_PATHS_LIBRARY) that no profile
-# activated gets it as renv's activation would: first, then R's system library only. Given
-# --library-paths instead of a connection file, it prints .libPaths() and which rule made them
-# (for doctor) and exits.
+# activates renv replaces them with the project's, and IRkernel, installed in the former, is then
+# loaded from there unless the project has its own (its dependencies from the project's libraries
+# when they have them). A project with an renv library (renv.lock, renv/library/[<os>/]R-<x.y>/
+# <platform>, or RENV_PATHS_LIBRARY) that no profile activated gets it as renv's activation would:
+# first, then R's system library only. Given --library-paths instead of a connection file, it
+# prints .libPaths() and which rule made them (for doctor) and exits.
 local({
   started_with <- .libPaths()
   profile <- Sys.getenv("R_PROFILE_USER")
@@ -54,8 +54,9 @@ local({
                 c(renv, paths, c(irkernel, "")[1], version, c(renv_library, "")[1])), sep = "")
     quit(save = "no")
   }
+  # IRkernel's dependencies (jsonlite, repr, ...) as the project has them, else as R's own libraries do
   if (length(irkernel) && !isNamespaceLoaded("IRkernel"))
-    loadNamespace("IRkernel", lib.loc = dirname(irkernel))
+    loadNamespace("IRkernel", lib.loc = unique(c(.libPaths(), started_with)))
 })
 local({
   kernel <- IRkernel:::Kernel$new(connection_file = commandArgs(TRUE)[[1]])

@@ -199,6 +199,21 @@ async def test_r_runs_the_projects_rprofile_that_activates_renv(
     assert not any("site-library" in line for line in lines)
 
 
+async def test_irkernels_dependencies_come_from_the_projects_library_when_it_has_them(
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
+    # an installed package is a directory that can be copied: the project's jsonlite, one of IRkernel's imports
+    library = project / "renv" / "library" / r_paths[0]
+    jsonlite = await anyio.to_thread.run_sync(lambda: subprocess.run(
+        ["Rscript", "-e", 'cat(find.package("jsonlite"))'], capture_output=True, text=True, timeout=60,
+        check=True).stdout)
+    shutil.copytree(jsonlite, library / "jsonlite")
+    (project / "renv.lock").write_text("{}")
+    lines = await r_lines(r_settings(tmp_path, project), 'cat(getNamespaceInfo("jsonlite", "path"), '
+                          'getNamespaceInfo("IRkernel", "path"), sep = "\\n")')
+    assert lines == [str(library / "jsonlite"), str(Path(await anyio.to_thread.run_sync(irkernel_library)) /
+                                                     "IRkernel")]
+
+
 async def test_r_libs_user_from_the_environment_is_on_the_library_path(
         tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
     user = tmp_path / "user-lib"
