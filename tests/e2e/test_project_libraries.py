@@ -268,8 +268,9 @@ async def test_doctor_says_which_node_modules_and_r_libraries_the_kernels_use(
     assert r_kernel.startswith("[OK]") and "starts and runs code" in r_kernel
 
 
-def doctor_r_line(tmp_path: Path, project: Path, **env: str) -> str:
-    """`context-kernel doctor --no-start`'s R line, with this checkout's kernels/ir and a user home of its own."""
+def doctor_lines(tmp_path: Path, project: Path, **env: str) -> dict[str, str]:
+    """`context-kernel doctor --no-start`'s lines by subject, with this checkout's kernels/ir and a user home of
+    its own."""
     home = tmp_path / "home"
     if not (home / "kernels" / "ir").exists():
         shutil.copytree(REPO_IR, home / "kernels" / "ir")
@@ -278,7 +279,17 @@ def doctor_r_line(tmp_path: Path, project: Path, **env: str) -> str:
                           capture_output=True, text=True, timeout=120, cwd=project,
                           env={**base, "CONTEXT_KERNEL_HOME": str(home), "HOME": str(tmp_path / "user"), **env})
     assert done.returncode == 0, done.stderr
-    return next(line for line in done.stdout.splitlines() if "R libraries:" in line)
+    return {line.split("] ", 1)[1].split(":", 1)[0]: line for line in done.stdout.splitlines()}
+
+
+def doctor_r_line(tmp_path: Path, project: Path, **env: str) -> str:
+    return doctor_lines(tmp_path, project, **env)["R libraries"]
+
+
+def test_doctor_says_when_no_node_modules_is_there(tmp_path: Path, project: Path) -> None:
+    assert doctor_lines(tmp_path, project)["JavaScript libraries"] == (
+        "[OK] JavaScript libraries: no node_modules in the project directory or a parent: cells find node's built-in "
+        "modules only (npm install in the project adds packages)")
 
 
 def test_doctor_r_libraries_follow_r_libs_user_from_the_renviron_the_environment_or_rs_defaults(
