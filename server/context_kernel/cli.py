@@ -421,7 +421,9 @@ def main(argv: list[str] | None = None) -> int:
                             "header: print {\"Authorization\": \"Bearer …\"} (for a client's headers helper)")
     token.set_defaults(func=cmd_token)
     doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts")
-    doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
+    doctor.add_argument("--no-start", action="store_true",
+                        help="start no kernel: only check that kernelspecs exist (the R libraries line still runs "
+                        "R's startup)")
     doctor.add_argument("--project", default=None)
     doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     doctor.set_defaults(func=cmd_doctor)
