@@ -107,15 +107,22 @@ async def test_a_missing_package_says_in_one_line_that_it_looked_from_the_projec
 
     for language, code, spec in [("javascript", "require('no-such-pkg/sub')", "no-such-pkg/sub"),
                                  ("javascript", "await import('no-such-pkg')", "no-such-pkg"),
+                                 ("javascript", "await import('no-such-pkg/sub')", "no-such-pkg/sub"),
                                  ("typescript", "import { x } from 'no-such-pkg'\nx", "no-such-pkg"),
                                  ("typescript", "import y = require('no-such-pkg')\ny", "no-such-pkg")]:
         result = await client.call_tool("ctx_execute", {"language": language, "code": code, "timeout": TIMEOUT_MS})
         first, *rest = text_of(result).splitlines()
         assert result.is_error and first == looked(spec)
         assert all(line.startswith("    at cell") for line in rest), text_of(result)  # no require stack
-    relative = await client.call_tool("ctx_execute", {"language": "javascript", "code": "require('./nothing.js')"})
-    assert text_of(relative).splitlines()[0] == (
-        f"Error: Cannot find module './nothing.js': looked for it relative to the project directory ({node_project})")
+    for code in ("require('./nothing.js')", "await import('./nothing.js')"):
+        relative = await client.call_tool("ctx_execute", {"language": "javascript", "code": code})
+        assert text_of(relative).splitlines()[0] == (f"Error: Cannot find module './nothing.js': looked for it "
+                                                     f"relative to the project directory ({node_project})")
+    # a package that is there with a main file that is not: node's words, which name that file
+    write_package(node_project / "node_modules", "broken-main", {"main": "missing.js"}, {})
+    for code in ("require('broken-main')", "await import('broken-main')"):
+        broken = text_of(await client.call_tool("ctx_execute", {"language": "javascript", "code": code}))
+        assert "broken-main/missing.js" in broken.splitlines()[0] and "looked in" not in broken
     # a package that is there but lacks a dependency: node's own words, which name the package's file
     write_package(node_project / "node_modules", "needs-dep", {"main": "index.js"},
                   {"index.js": "module.exports = require('absent-dep');\n"})

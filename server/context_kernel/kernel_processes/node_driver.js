@@ -273,14 +273,17 @@ function projectRequire() {
 // importer, "[cell]"; its CommonJS one adds a require stack of that name): one line that says
 // where a cell's own require/import looked. What a package fails to find inside it is left as node says.
 function notFound(err, spec) {
-  if (!err || typeof spec !== 'string' || spec.startsWith('node:')) return err;
+  if (!err || typeof spec !== 'string' || spec.startsWith('node:') || spec.startsWith('file:')) return err;
+  const bare = !/^(\.{1,2}(\/|$)|\/)/.test(spec);
+  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
   const message = String(err.message);
+  // node's ESM message names the package (not the subpath), or a relative module resolved
+  const esm = bare ? `Cannot find package '${name}' imported from ${CELL_FILE}`
+    : `Cannot find module '${path.resolve(PROJECT_DIR, spec)}' imported from ${CELL_FILE}`;
   const ours = (err.code === 'MODULE_NOT_FOUND' && message.startsWith(`Cannot find module '${spec}'`) &&
       (err.requireStack || [CELL_FILE]).every((f) => f === CELL_FILE)) ||
-    (err.code === 'ERR_MODULE_NOT_FOUND' && message.endsWith(` imported from ${CELL_FILE}`));
+    (err.code === 'ERR_MODULE_NOT_FOUND' && message === esm);
   if (!ours) return err;
-  const bare = !/^(\.{1,2}(\/|$)|\/|file:)/.test(spec);
-  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
   err.message = bare
     ? `Cannot find package '${spec}': looked in node_modules of the project directory (${PROJECT_DIR}) and ` +
       `of every parent directory; install it in the project (npm install ${name})`
