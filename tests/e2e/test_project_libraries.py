@@ -3,8 +3,9 @@
 node: `require` and `import` resolve from the project directory up (its node_modules, then its
 parents'), as a file in the project would, whatever a cell does with process.chdir. R: the project's
 renv library, a project `.Rprofile` that activates renv (as R runs it when started in the project),
-and R_LIBS_USER (set in the environment or in the project's `.Renviron`). The packages are written
-here by hand (node) or built offline from a source written here (R): no registry is reached.
+and R_LIBS_USER (set in the environment or in the project's `.Renviron`); IRkernel still starts when
+the project's libraries hide it. Doctor says which libraries each uses and why. The packages are
+written here by hand (node) or built offline from a source written here (R): no registry is reached.
 """
 
 from __future__ import annotations
