@@ -22,6 +22,7 @@
 # prints .libPaths() and which rule made them (for doctor) and exits.
 local({
   started_with <- .libPaths()
+  project <- getwd()  # the project directory, whatever the profile does with setwd()
   profile <- Sys.getenv("R_PROFILE_USER")
   if (!nzchar(profile)) profile <- if (file.exists(".Rprofile")) ".Rprofile" else "~/.Rprofile"
   profile <- path.expand(profile)
@@ -33,9 +34,10 @@ local({
       try(get(".First", envir = globalenv())())
   }
 
-  renv_project <- file.exists("renv.lock") || file.exists(file.path("renv", "activate.R"))
+  renv_project <- any(file.exists(file.path(project, c("renv.lock", file.path("renv", "activate.R")))))
   version <- sprintf("R-%s.%s", R.version$major, sub("[.].*", "", R.version$minor))
-  root <- Sys.getenv("RENV_PATHS_LIBRARY", file.path("renv", "library"))
+  root <- path.expand(Sys.getenv("RENV_PATHS_LIBRARY", file.path(project, "renv", "library")))
+  if (!grepl("^(/|[A-Za-z]:)", root)) root <- file.path(project, root)  # relative: to the project
   found <- if (renv_project) Sys.glob(c(file.path(root, version, R.version$platform),
                                          file.path(root, "*", version, R.version$platform))) else character()
   found <- found[dir.exists(found)]

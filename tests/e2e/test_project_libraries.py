@@ -192,6 +192,17 @@ async def test_r_uses_the_projects_renv_library_when_no_profile_activates_it(
     assert lines[1:] == [str(library), r_paths[1]]
 
 
+async def test_r_finds_an_renv_library_moved_by_renv_paths_library_when_the_profile_changes_directory(
+        tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
+    (project / "renv.lock").write_text("{}")
+    library = project / "libs" / "renv" / r_paths[0]
+    build_r_package(library, "ckpkg", "from RENV_PATHS_LIBRARY", tmp_path / "src")
+    (project / ".Rprofile").write_text("setwd(tempdir())\n")  # renv's paths stay the project's
+    settings = r_settings(tmp_path, project, base_env={**os.environ, "RENV_PATHS_LIBRARY": "libs/renv"})
+    lines = await r_lines(settings, SHOW)
+    assert lines[:2] == ["from RENV_PATHS_LIBRARY", str(library)]
+
+
 async def test_r_runs_the_projects_rprofile_that_activates_renv(
         tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
     # renv's own activate.R would fetch renv from CRAN: this one does what it leaves behind, the
