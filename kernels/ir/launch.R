@@ -59,6 +59,12 @@ local({
   # IRkernel's dependencies (jsonlite, repr, ...) as the project has them, else as R's own libraries do
   if (length(irkernel) && !isNamespaceLoaded("IRkernel"))
     loadNamespace("IRkernel", lib.loc = unique(c(.libPaths(), started_with)))
+  # "there is no package called 'x'" says where R looked: which libraries are the project's is not
+  # obvious (renv hides the others). A method, not a handler: IRkernel trims tracebacks by frame count.
+  registerS3method("conditionMessage", "packageNotFoundError", envir = baseenv(), function(c) {
+    libs <- if (length(c$lib.loc)) c$lib.loc else .libPaths()
+    paste0(c$message, "; looked in .libPaths(): ", paste(libs, collapse = ", "))
+  })
 })
 local({
   kernel <- IRkernel:::Kernel$new(connection_file = commandArgs(TRUE)[[1]])

@@ -251,11 +251,20 @@ async def test_r_libs_user_from_the_projects_renviron_wins_over_the_environment(
     assert lines[:2] == ["from the project's .Renviron", str(project / "rlib")]
 
 
-async def test_a_missing_r_package_is_a_clear_error(tmp_path: Path, project: Path, r_paths: tuple[str, str]) -> None:
+async def test_a_missing_r_package_says_where_r_looked(tmp_path: Path, project: Path,
+                                                       r_paths: tuple[str, str]) -> None:
+    (project / "renv.lock").write_text("{}")
+    library = project / "renv" / "library" / r_paths[0]
+    library.mkdir(parents=True)
     async with Client(create_server(r_settings(tmp_path, project))) as client:
-        result = await client.call_tool("ctx_execute", {"language": "r", "code": "library(ckabsentpkg)"})
-    assert result.is_error
-    assert "there is no package called ‘ckabsentpkg’" in text_of(result)
+        results = [await client.call_tool("ctx_execute", {"language": "r", "code": code})
+                   for code in ("library(ckabsentpkg)", "loadNamespace('ckabsentpkg')")]
+        other = "f <- function() g()\ng <- function() stop('x')\nf()"
+        traceback = text_of(await client.call_tool("ctx_execute", {"language": "r", "code": other}))
+    looked = f"there is no package called ‘ckabsentpkg’; looked in .libPaths(): {library}, {r_paths[1]}"
+    for result in results:
+        assert result.is_error and looked in text_of(result).splitlines()[0], text_of(result)
+    assert traceback.splitlines()[0] == "Error in g(): x", traceback  # other errors unchanged
 
 
 # --- doctor --------------------------------------------------------------------------------------
