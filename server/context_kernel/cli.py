@@ -485,7 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts",
                             description="Check the install, the data dir and every language's kernel. "
                                         "Exit status: 0 when no line is [FAIL], 1 when one is.")
-    doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
+    doctor.add_argument("--no-start", action="store_true",
+                        help="start no kernel: only check that kernelspecs exist (the R libraries line still runs "
+                        "R's startup)")
     doctor.add_argument("--project", default=None)
     doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     doctor.set_defaults(func=cmd_doctor)

@@ -49,6 +49,36 @@ async def check_python(python: ProjectPython) -> Check:
     return Check("OK", "interpreter", python.describe())
 
 
+async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check]:
+    """Where the javascript/typescript and R kernels load the project's packages from, and why
+    (kernels/project_libraries.py). R's line runs R's startup as the kernel's (no kernel is started)."""
+    from jupyter_client.kernelspec import NoSuchKernel
+
+    from .kernels.project_libraries import describe_node, describe_r, r_libraries, r_library_command
+    from .kernels.specs import spec_manager
+
+    # Not "javascript ..."/"r ...": a subject that starts with a language's name is that language's kernel line.
+    checks = [Check("OK", "JavaScript libraries", describe_node(settings.project_dir))]
+    try:
+        spec = spec_manager(settings.kernels_dir).get_kernel_spec("ir")
+    except NoSuchKernel:  # no R kernel: its kernel line says how to install it
+        return checks
+    command = r_library_command(spec.argv, spec.resource_dir)
+    if command is None or "--no-init-file" not in command:
+        whose = "IRkernel's own" if command is None else "from an older kernels/install.sh"
+        checks.append(Check("WARN", "R libraries", f"the ir kernelspec ({spec.resource_dir}) is {whose}: a profile "
+                            "that activates renv hides IRkernel from it, and an renv library no profile activates "
+                            "is not used — run bash kernels/install.sh"))
+        return checks
+    found = await r_libraries(command, settings.project_dir, env)
+    if isinstance(found, str):
+        checks.append(Check("WARN", "R libraries", found))
+    else:
+        level, detail = describe_r(found, settings.project_dir, env, settings.user_home)
+        checks.append(Check(level, "R libraries", detail))
+    return checks
+
+
 async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory,
                          kernel_name: str | None = None) -> Check:
     from .errors import ContextKernelError
@@ -241,6 +271,7 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
     checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings)]
     env_check = await check_python(python)  # writes the project python's kernelspec, found below
     checks.append(env_check)
+    checks += await check_libraries(settings, python.env)
     results: dict[str, Check] = {}
     limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
 

@@ -12,8 +12,8 @@ from .context import ServerState, app_and_session, holder_and_session, text_resu
 
 STATS_DOC = ("Bytes taken in, indexed and returned per tool, for this session and in total, with how much "
              "raw data was kept out of the conversation.")
-DOCTOR_DOC = ("Check kernels (each started), which Python environment the python kernel uses and why, SQLite FTS5 "
-              "and trigram, the data dir, client hooks and versions.")
+DOCTOR_DOC = ("Check kernels (each started), which Python environment the python kernel uses and where javascript "
+              "and R find packages, and why, SQLite FTS5 and trigram, the data dir, client hooks and versions.")
 UPGRADE_DOC = "The command that upgrades context-kernel the way it was installed."
 INSIGHT_DOC = ("Write a local HTML page listing every recorded session (accounting, exported notebooks, hook "
                "memory) for a person to browse; returns its path. Nothing is sent anywhere.")
