@@ -101,7 +101,7 @@ class ExecutionService:
                     self.guard.check_path(req.path)
                 self.guard.check_code(language.name if language else (req.language or ""), req.code)
             if req.path is not None:
-                file_path = resolve_in_project(self._project_dir, req.path)
+                file_path = resolve_in_project(self._project_dir, req.path, tool=req.tool)
                 digest = await anyio.to_thread.run_sync(file_hash, file_path)
         except ContextKernelError as exc:
             await self._refuse(req, session, exc)
