@@ -18,7 +18,9 @@ Any other cell that runs past `timeout_s` is interrupted and reported `differ`, 
 goes on with the next cell; nothing waits forever.
 
 Given the index notebook of a mixed-language session, replay runs each per-kernel notebook it
-lists, and the report names the notebook of each cell.
+lists, and the report names the notebook of each cell and tallies each notebook; a notebook that
+cannot run here (its kernel is not installed, it is missing) is reported as not replayed and the
+others still run.
 
 A notebook whose cells ran in a project's environment (`metadata.context_kernel.python`, a kernel
 named `ck-python-…`) replays in that same interpreter, with its environment activated as in the
@@ -86,14 +88,25 @@ class CellReport:
 
 
 @dataclass
+class NotebookOutcome:
+    """One per-kernel notebook of an index: replayed, or why not (its kernel is missing here...)."""
+
+    name: str
+    problem: str = ""
+
+
+@dataclass
 class ReplayReport:
     cells: list[CellReport] = field(default_factory=list)
     stopped: str = ""
     """Why the replay ended early (the kernel died), or empty."""
+    notebooks: list[NotebookOutcome] = field(default_factory=list)
+    """Given an index: each notebook it lists, in order, so one that cannot run does not hide the others."""
 
     @property
     def ok(self) -> bool:
-        return not self.stopped and all(c.status != "differ" for c in self.cells)
+        return (not self.stopped and all(c.status != "differ" for c in self.cells)
+                and not any(n.problem for n in self.notebooks))
 
     @property
     def diverging(self) -> list[CellReport]:
@@ -110,12 +123,18 @@ class ReplayReport:
                 lines.append(c.diff)
         if self.stopped:
             lines.append(f"replay stopped early: {self.stopped}")
-        matched = sum(c.status == "match" for c in self.cells)
-        compared = sum(c.status != "skipped" for c in self.cells)
-        skipped = len(self.cells) - compared
-        lines.append(f"{matched} of {compared} cells match" + (f", {skipped} skipped" if skipped else "")
-                     + ("" if self.ok else "; see the differences above"))
+        for nb in self.notebooks:
+            ran = [c for c in self.cells if c.notebook == nb.name]
+            lines.append(f"{nb.name}: " + (f"not replayed — {nb.problem}" if nb.problem else _tally(ran)))
+        lines.append(_tally(self.cells) + ("" if self.ok else "; see the differences above"))
         return "\n".join(lines)
+
+
+def _tally(cells: list[CellReport]) -> str:
+    matched = sum(c.status == "match" for c in cells)
+    compared = sum(c.status != "skipped" for c in cells)
+    skipped = len(cells) - compared
+    return f"{matched} of {compared} cells match" + (f", {skipped} skipped" if skipped else "")
 
 
 def normalise(text: str) -> str:
@@ -163,17 +182,32 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
     if not listed:
         raise ReplayError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
     missing = [name for name in listed if not (path.parent / name).is_file()]
-    if missing:
+    if len(missing) == len(listed):
         raise ReplayError(f"{path} lists notebooks that are not next to it: {', '.join(missing)}")
     report = ReplayReport()
     for name in listed:
-        part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s, cwd,
-                           place)
+        outcome = NotebookOutcome(name)
+        report.notebooks.append(outcome)
+        if name in missing:
+            outcome.problem = "it is not next to the index"
+            continue
+        try:
+            part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s,
+                               cwd, place)
+        except ReplayError as exc:  # this notebook cannot run here; the others still can
+            outcome.problem = exc.message
+            continue
+        except ValueError as exc:  # nbformat: not JSON, not a notebook
+            outcome.problem = f"not a readable notebook: {exc}"
+            continue
         for c in part.cells:
             c.notebook = name
         report.cells += part.cells
         if part.stopped:
             report.stopped = "; ".join(filter(None, [report.stopped, f"{name}: {part.stopped}"]))
+    if all(n.problem for n in report.notebooks):
+        raise ReplayError(f"none of the notebooks {path.name} lists can be replayed here: " + "; ".join(
+            f"{n.name}: {n.problem}" for n in report.notebooks))
     return report
 
 
