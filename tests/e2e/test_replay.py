@@ -212,3 +212,38 @@ async def test_a_batch_command_stopped_by_the_batch_budget_says_so_and_replays_u
     report = replay(Path(text.split(" to ", 1)[1].split(";")[0]), timeout_s=60, cwd=project)
     assert [c.status for c in report.cells] == ["match", "match"], report.render()
     assert "600" not in report.render() and "timed out again" in report.cells[1].note
+
+
+HISTOGRAM = (
+    "import matplotlib\n"
+    "matplotlib.use('Agg')\n"
+    "import matplotlib.pyplot as plt\n"
+    "values = [float(v) for v in open('values.txt').read().split()]\n"
+    "fig, ax = plt.subplots(figsize=(4, 3), dpi=60)\n"
+    "ax.hist(values, bins=10)\n"
+    "import io\n"
+    "from IPython.display import Image, display\n"
+    "png = io.BytesIO()\n"
+    "fig.savefig(png, format='png')\n"
+    "plt.close(fig)\n"
+    "display(Image(data=png.getvalue()))\n"
+)
+
+
+@pytest.mark.kernels
+async def test_a_plot_of_unchanged_data_matches_and_a_plot_of_changed_data_diverges(client: Client,
+                                                                                     project: Path) -> None:
+    (project / "values.txt").write_text(" ".join(str((i * 37) % 100) for i in range(500)))
+    result = await client.call_tool("ctx_execute", {"language": "python", "code": HISTOGRAM})
+    assert not result.is_error and "image/png" in text_of(result), text_of(result)
+    text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    notebook = Path(text.split(" to ", 1)[1].split(";")[0])
+    for _ in range(2):  # the same figure, drawn again in a new kernel each time
+        report = replay(notebook, timeout_s=60, cwd=project)
+        assert [c.status for c in report.cells] == ["match"], report.render()
+
+    # The same number of values, a few moved to another bin: the text outputs are identical.
+    (project / "values.txt").write_text(" ".join(str((i * 37) % 100 if i >= 10 else 99) for i in range(500)))
+    report = replay(notebook, timeout_s=60, cwd=project)
+    assert [c.status for c in report.cells] == ["differ"], report.render()  # was: match (MIME type only)
+    assert "image 1 (image/png):" in report.cells[0].diff and "pixels changed" in report.cells[0].diff

@@ -2,6 +2,8 @@
 
 Volatile parts are normalised before comparing (memory addresses, timestamps, durations, temp
 paths, ANSI codes, execution counts in tracebacks), and our own annotation lines are ignored.
+Raster images (a plot) are compared by their decoded pixels with a tolerance for renderer noise
+(images.py): a plot of changed data is a difference even when every text output matches.
 Each stream is compared as a whole: how a kernel splits its output into messages, and how
 stdout and stderr interleave, depend on timing. Cells that read a file (`ctx_execute_file`)
 report when the file's hash changed since the session.
@@ -48,6 +50,7 @@ from ..errors import KernelUnavailable, ReplayError
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
+from .images import RASTER_TYPES, image_difference
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
@@ -303,9 +306,23 @@ def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float) -
     before, after = comparable(old.get("outputs", [])), comparable(new.get("outputs", []))
     diff = "" if before == after else "\n".join(difflib.unified_diff(
         before.splitlines(), after.splitlines(), "recorded", "replayed", lineterm="", n=1))
+    if not diff:  # the same outputs in kind and text: are the pictures the same too?
+        diff = "\n".join(_image_changes(old.get("outputs", []), new.get("outputs", [])))
     note = f"interrupted at the {limit:g} s replay limit" if timed_out else ""
     status: Literal["match", "differ"] = "match" if not diff and not timed_out else "differ"
     return CellReport(index, exec_id, status, diff, changed, note)
+
+
+def _images(outputs: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(mime, data[mime]) for out in outputs if out.get("output_type") in ("execute_result", "display_data")
+            for data in [out.get("data", {})] for mime in sorted(data) if mime in RASTER_TYPES]
+
+
+def _image_changes(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> list[str]:
+    """A line per raster image whose pixels changed (the text comparison only sees its MIME type)."""
+    pairs = zip(_images(recorded), _images(replayed), strict=False)
+    return [f"image {n} ({mime}): {change}" for n, ((mime, old), (_, new)) in enumerate(pairs, 1)
+            if (change := image_difference(old, new)) is not None]
 
 
 def _meta(cell: Any) -> dict[str, Any]:
