@@ -21,9 +21,9 @@ _GALLOP_CAP = 1 << 20
 
 
 class _Repeats(str):
-    """A marker line that stands for `count` hidden copies (`hidden` bytes) of the line above it."""
+    """A marker line that stands for `repeats` hidden copies (`hidden` bytes) of the line above it."""
 
-    count: int
+    repeats: int
     hidden: int
 
 
@@ -165,7 +165,7 @@ class HeadTail:
                 self._keep(last)
             return
         marker = _Repeats(f"[… the line above repeated {count:,} more times]\n")
-        marker.count, marker.hidden = count, count * _size(last)
+        marker.repeats, marker.hidden = count, count * _size(last)
         self.collapsed_lines += count
         self.collapsed_bytes += marker.hidden
         self._keep(marker)
@@ -210,9 +210,9 @@ class HeadTail:
             dropped = self._tail.popleft()
             self._tail_bytes -= _size(dropped)
             if isinstance(dropped, _Repeats):  # the copies it stood for are cut now
-                self.collapsed_lines -= dropped.count
+                self.collapsed_lines -= dropped.repeats
                 self.collapsed_bytes -= dropped.hidden
-                self.cut_lines += dropped.count
+                self.cut_lines += dropped.repeats
                 self.cut_bytes += dropped.hidden
             else:
                 self.cut_lines += 1
