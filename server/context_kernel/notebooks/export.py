@@ -24,13 +24,11 @@ import nbformat
 from nbformat import v4
 
 from ..kernels.languages import language_for_kernel
-from ..store.executions import ExecutionRow
+from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
 BATCH_TOOL = "ctx_batch_execute"
-# Errors that mean the code never reached a kernel (execution service records them as `error`).
-NO_KERNEL = frozenset({"KernelUnavailable", "KernelStartFailed", "PoolExhausted"})
 # How the execution service notes a batch command's label: `batch command "<label>": …` (a JSON
 # string, so any label survives).
 _BATCH_NOTE = re.compile(r'^batch command ("(?:[^"\\]|\\.)*")')
@@ -132,7 +130,7 @@ def _status(row: ExecutionRow) -> str:
 def _ran(row: ExecutionRow) -> bool:
     """Whether the call reached a kernel: refused calls and calls whose kernel could not be had did
     not, and get no code cell (a notebook for a kernel no machine has could never be replayed)."""
-    return row.status != "refused" and not (row.status == "error" and row.error_name in NO_KERNEL)
+    return row.status != "refused" and not (row.status == "error" and row.error_name in NEVER_RAN_ERRORS)
 
 
 def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
