@@ -1,7 +1,10 @@
 """Main-content extraction on real documentation pages: how much of the text is kept, how much of
 the navigation is dropped, and what the 3 KB preview is made of, per extractor.
 
-    python bench/fetch_extraction.py [--per-site N] [--extractors ours,trafilatura,...]
+    python bench/fetch_extraction.py [--per-site N] [--extractors ours,readability-only,trafilatura]
+
+`ours` is what ctx_fetch_and_index indexes; `readability-only` is readability's summary kept
+whatever it dropped; `trafilatura` needs `pip install 'context-kernel[bench]'`.
 
 The pages are real HTML manuals that Debian packages install (valgrind, postgresql-doc-15,
 debian-reference-en, python3.11-doc, nodejs); sites whose package is missing are skipped and
@@ -24,6 +27,7 @@ No number here is a threshold.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import sys
 import threading
@@ -215,6 +219,9 @@ def main() -> None:
             print(f"(skipped {s.name}: {s.root} is not installed)", file=sys.stderr)
     pages = anyio.run(fetch_all, sites, args.per_site)
     names = args.extractors.split(",")
+    if "trafilatura" in names and importlib.util.find_spec("trafilatura") is None:
+        print("(skipped trafilatura: pip install 'context-kernel[bench]')", file=sys.stderr)
+        names.remove("trafilatura")
     print(f"# Main-content extraction: {len(pages)} real documentation pages from {len(sites)} sites\n")
     print("| site | pages | extractor | main text kept | navigation kept | preview shows the opening "
           "| whole-page fallback | ms/page |")
