@@ -283,11 +283,15 @@ async def _sessions(settings: Settings) -> int:
 
     async with AppHolder(settings) as holder:
         rows = await (await holder.get()).export.sessions()
-    print(f"{'session':<20} {'started (UTC)':<20} {'client':<20} {'languages':<24} {'runs':>5} {'kept out':>10}")
-    for s in rows:
-        started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.started_at))
-        print(f"{s.id:<20} {started:<20} {(s.client or '-')[:20]:<20} {','.join(s.languages)[:24]:<24} "
-              f"{s.executions:>5} {s.bytes_kept_out / 1024:>8.1f}KB")
+    header = ("session", "started (UTC)", "client", "languages", "runs", "kept out", "not run")
+    table = [header] + [(s.id, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.started_at)), s.client or "-",
+                         ",".join(s.languages) or "-", str(s.executions), f"{s.bytes_kept_out / 1024:.1f}KB",
+                         str(s.not_run)) for s in rows]
+    # Columns as wide as their widest value: an id, a client or a language list is never cut.
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        cells = [v.ljust(w) if i < 4 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))]
+        print("  ".join(cells).rstrip())
     return 0
 
 

@@ -40,7 +40,11 @@ async def test_index_text_and_search_by_source(client: Client) -> None:
 async def test_index_refuses_paths_outside_the_project(client: Client, tmp_path: Path) -> None:
     (tmp_path / "secret.md").write_text("# Secret")
     result = await client.call_tool("ctx_index", {"path": "../secret.md"})
-    assert result.is_error and "outside the project directory" in text_of(result)
+    text = text_of(result)
+    assert result.is_error and "outside the project directory" in text
+    assert "ctx_index" in text and "'../secret.md'" in text and "ctx_execute_file" not in text
+    missing = text_of(await client.call_tool("ctx_index", {"path": "docs/none"}))
+    assert "ctx_index" in missing and "no such file or directory: docs/none" in missing
 
 
 async def test_index_needs_exactly_one_of_content_or_path(client: Client) -> None:

@@ -58,9 +58,11 @@ class BatchService:
         results = [CommandResult(c) for c in commands]
         started = time.monotonic()
         if concurrency == 1:
-            await self._serial(results, session, started + timeout / 1000)
+            await self._serial(results, session, started + timeout / 1000,
+                               f"the batch's {timeout / 1000:g} s time budget")
         else:
-            await self._parallel(results, session, concurrency, timeout / 1000)
+            await self._parallel(results, session, concurrency, timeout / 1000,
+                                 f"the batch's {timeout / 1000:g} s timeout per command")
         label = f"batch-{next((r.execution_id for r in results if r.execution_id), 0)}"
         document = "\n".join(f"# {r.command.label}\n{r.output}" for r in results)
         count(bytes_in=sum(len(r.output.encode()) for r in results))
@@ -84,32 +86,33 @@ class BatchService:
             lines += ["", "Distinctive terms for follow-up ctx_search: " + ", ".join(terms)]
         return "\n".join(lines)
 
-    async def _serial(self, results: list[CommandResult], session: SessionRef, deadline: float) -> None:
+    async def _serial(self, results: list[CommandResult], session: SessionRef, deadline: float, limit: str) -> None:
         async with self._pool.throwaway(SHELL_KERNEL) as kernel:
             for r in results:
                 if time.monotonic() >= deadline:
                     break  # the rest stay "skipped"
-                await self._one(kernel, r, session, deadline)
+                await self._one(kernel, r, session, deadline, limit)
 
     async def _parallel(self, results: list[CommandResult], session: SessionRef, concurrency: int,
-                        per_command_s: float) -> None:
+                        per_command_s: float, limit: str) -> None:
         queue = list(results)
 
         async def worker() -> None:
             async with self._pool.throwaway(SHELL_KERNEL) as kernel:
                 while queue:
                     r = queue.pop(0)
-                    await self._one(kernel, r, session, time.monotonic() + per_command_s)
+                    await self._one(kernel, r, session, time.monotonic() + per_command_s, limit)
 
         async with anyio.create_task_group() as tg:
             for _ in range(min(concurrency, len(results))):
                 tg.start_soon(worker)
 
-    async def _one(self, kernel: JupyterKernel, r: CommandResult, session: SessionRef, deadline: float) -> None:
+    async def _one(self, kernel: JupyterKernel, r: CommandResult, session: SessionRef, deadline: float,
+                   limit: str) -> None:
         began = time.monotonic()
         req = ExecuteRequest(code=r.command.command, language="shell", tool="ctx_batch_execute")
         exec_id, outcome, collector = await self._execution.run_recorded(
-            kernel, req, session, deadline, r.command.label)
+            kernel, req, session, deadline, r.command.label, limit)
         r.execution_id = exec_id
         r.output = await self._execution.recorded_output(exec_id)
         stderr = collector.stderr_text.strip()

@@ -101,7 +101,7 @@ class ExecutionService:
                     self.guard.check_path(req.path)
                 self.guard.check_code(language.name if language else (req.language or ""), req.code)
             if req.path is not None:
-                file_path = resolve_in_project(self._project_dir, req.path)
+                file_path = resolve_in_project(self._project_dir, req.path, tool=req.tool)
                 digest = await anyio.to_thread.run_sync(file_hash, file_path)
         except ContextKernelError as exc:
             await self._refuse(req, session, exc)
@@ -263,16 +263,20 @@ class ExecutionService:
         return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
 
     async def run_recorded(self, kernel: JupyterKernel, req: ExecuteRequest, session: SessionRef,
-                           deadline: float, label: str = "") -> tuple[int, CellOutcome, OutputCollector]:
+                           deadline: float, label: str = "",
+                           limit: str = "") -> tuple[int, CellOutcome, OutputCollector]:
         """Run one cell on a kernel the caller owns (batch commands), recorded like any execution.
 
-        The note carries the command's label as a JSON string; notebook export shows it.
+        The note carries the command's label as a JSON string; notebook export shows it. The time
+        the cell had is recorded as its timeout (so replay runs it under the same limit) and, when
+        it was stopped, `limit` says what stopped it (e.g. "the batch's 2 s time budget").
         """
         await self._touch(session)
         python, python_env = self._interpreter_of(kernel.kernel_name)
         record = await self._recorder.start(ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=kernel.kernel_name,
-            timeout_ms=req.timeout_ms, fresh=True, python=python, python_env=python_env,
+            timeout_ms=max(1, round((deadline - time.monotonic()) * 1000)), fresh=True, python=python,
+            python_env=python_env,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         run = CellRun(kernel, collector, record.add_outputs)
@@ -285,7 +289,8 @@ class ExecutionService:
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
             bytes_produced=collector.bytes_produced, returned_kind="indexed",
-            note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results",
+            note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results"
+                 + (f"; stopped by {limit}" if outcome.status == "timeout" and limit else ""),
         ))
         return record.exec_id, outcome, collector
 

@@ -148,7 +148,7 @@ class KnowledgeService:
                          respect_gitignore: bool = True, session_id: str | None = None) -> IndexReport:
         if self._guard is not None:
             self._guard.check_path(path)
-        real = resolve_in_project(self._project_dir, path, want="any")
+        real = resolve_in_project(self._project_dir, path, want="any", tool="ctx_index")
         report = IndexReport()
         if real.is_file():
             label = source or self._relative(real)

@@ -3,7 +3,8 @@
 A notebook has one kernel, so a session that used several languages becomes one notebook per
 kernel (each replayable by its own kernel, cells in the order they ran) plus an index notebook
 that tells the whole story in order, with each step's language and where its cell lives. A
-single-kernel session is one notebook. Every execution appears: refused calls as markdown notes,
+single-kernel session is one notebook. Every execution appears: refused calls, and calls whose kernel
+could not be had (unknown, did not start), as markdown notes,
 cells that never finished (the server was killed) as code cells marked interrupted, cells that
 hit their time limit as code cells marked timeout with that limit (replay runs them under the
 same limit), and `ctx_batch_execute` commands as shell cells whose first line names the label.
@@ -23,7 +24,7 @@ import nbformat
 from nbformat import v4
 
 from ..kernels.languages import language_for_kernel
-from ..store.executions import ExecutionRow
+from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
@@ -31,6 +32,8 @@ BATCH_TOOL = "ctx_batch_execute"
 # How the execution service notes a batch command's label: `batch command "<label>": …` (a JSON
 # string, so any label survives).
 _BATCH_NOTE = re.compile(r'^batch command ("(?:[^"\\]|\\.)*")')
+# …and what stopped a command that ran out of time: `…; stopped by the batch's 2 s time budget`.
+_BATCH_LIMIT = re.compile(r"search results; stopped by (.+)$")
 
 
 @dataclass
@@ -60,7 +63,7 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     """
     directory.mkdir(parents=True, exist_ok=True)
     stem = f"session-{_safe(session_id)}"
-    kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and r.status != "refused"))
+    kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and _ran(r)))
     result = Export(executions=len(rows))
     meta = {"session": session_id, **({"project_dir": project_dir} if project_dir else {})}
     if len(kernels) <= 1:
@@ -77,7 +80,7 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
         f"# Session {session_id}\n\n{len(rows)} executions in {len(kernels)} kernels. Each kernel's cells are in "
         "their own notebook (replayable with that kernel); this index tells the whole story in order."))
     for step, row in enumerate(rows, 1):
-        if row.kernel_name in per_kernel and row.status != "refused":
+        if row.kernel_name in per_kernel and _ran(row):
             nb = per_kernel[row.kernel_name]
             cell = _cell(row, outputs)
             nb.cells.append(cell)
@@ -124,11 +127,21 @@ def _status(row: ExecutionRow) -> str:
     return "interrupted" if row.status in ("pending", "running") else row.status
 
 
+def _ran(row: ExecutionRow) -> bool:
+    """Whether the call reached a kernel: refused calls and calls whose kernel could not be had did
+    not, and get no code cell (a notebook for a kernel no machine has could never be replayed)."""
+    return row.status != "refused" and not (row.status == "error" and row.error_name in NEVER_RAN_ERRORS)
+
+
 def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
     if row.status == "refused":
         return v4.new_markdown_cell(
             f"> **Refused call** ({row.tool}, {row.language or row.kernel_name or 'no language'}): "
             f"{(row.error_value or '').strip()}\n\n" + _fence(row.code, row.language))
+    if not _ran(row):
+        return v4.new_markdown_cell(
+            f"> **Call not run** ({row.tool}, kernel {row.kernel_name or 'none'}): the kernel could not be had — "
+            f"{(row.error_value or row.error_name or '').strip()}\n\n" + _fence(row.code, row.language))
     cell = v4.new_code_cell(source=_source(row))
     cell.id = f"exec-{row.id}"
     cell.execution_count = row.execution_count
@@ -156,8 +169,11 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
     elif status == "timeout":
         meta["timeout_ms"] = row.timeout_ms
         limit = f"{row.timeout_ms / 1000:g} s" if row.timeout_ms else "its time limit"
+        stopped_by = _BATCH_LIMIT.search(row.note or "") if row.tool == BATCH_TOOL else None
+        what = (f"stopped by {stopped_by.group(1)} ({limit} of it left when the command began)" if stopped_by
+                else f"timed out after {limit}")
         cell.outputs.append(v4.new_output("stream", name="stderr", text=(
-            f"[context-kernel: timed out after {limit} and was interrupted; replay runs it under the same limit]\n")))
+            f"[context-kernel: {what} and was interrupted; replay runs it under the same limit]\n")))
     cell.metadata["context_kernel"] = {k: v for k, v in meta.items() if v is not None}
     return cell
 

@@ -64,9 +64,8 @@ class ExportService:
             return self._export_dir
         if not confined:
             return Path(path).expanduser().resolve()
-        target = Path(path) if Path(path).is_absolute() else self._project_dir / path
-        # The directory may not exist yet; its parent must, inside the project.
-        return resolve_in_project(self._project_dir, str(target.parent), want="dir") / target.name
+        # The directory, and any of its parents, may not exist yet: export_session makes them.
+        return resolve_in_project(self._project_dir, path, want="new-dir", tool="ctx_export")
 
     def _kernelspec(self, name: str) -> dict[str, Any] | None:
         spec = find_spec(name, self._kernels_dir)

@@ -1,7 +1,8 @@
 """ctx_fetch_and_index: fetch once, convert, index, and answer with a short preview.
 
 Pages are cached by label: within the TTL a second fetch answers from the index and says how
-old it is; `force` or `ttl=0` refetches and replaces the old chunks.
+old it is; `force` or `ttl=0` refetches and replaces the old chunks. A different URL fetched
+under a label already in use replaces what was there, and the reply names what it replaced.
 """
 
 from __future__ import annotations
@@ -74,12 +75,12 @@ class FetchService:
                         force: bool = False) -> FetchOutcome:
         label = req.source or req.url
         ttl = DEFAULT_TTL_S if ttl_s is None else ttl_s
-        if not force and ttl > 0:
-            cached = await self._knowledge.cached_source(label)
-            if cached is not None and cached.kind == "fetch" and cached.origin == req.url:
-                age = self._clock() - cached.indexed_at
-                if age < ttl:
-                    return FetchOutcome(req.url, label, "cached", cached, age_s=age)
+        cached = await self._knowledge.cached_source(label)
+        fresh_enough = not force and ttl > 0
+        if fresh_enough and cached is not None and cached.kind == "fetch" and cached.origin == req.url:
+            age = self._clock() - cached.indexed_at
+            if age < ttl:
+                return FetchOutcome(req.url, label, "cached", cached, age_s=age)
         try:
             got = await self._fetcher.fetch(req.url, self._guard.check_url if self._guard else None)
             converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, got.final_url)
@@ -88,5 +89,7 @@ class FetchService:
         row = await self._knowledge.index_text(label=label, text=converted.text, name=converted.name, kind="fetch",
                                                origin=req.url, session_id=session_id)
         count(bytes_in=len(got.body))
+        # Another page (or other content) under the same label is gone now: the reply must say so.
+        replaced = "" if cached is None or cached.origin == req.url else (cached.origin or f"{cached.kind} content")
         return FetchOutcome(req.url, label, "new", row, fetched_bytes=len(got.body), kind=converted.kind,
-                            preview=preview(converted.text))
+                            preview=preview(converted.text), replaced=replaced)
