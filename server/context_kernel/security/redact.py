@@ -23,6 +23,9 @@ and `Cookie: a=b; c=d` (as HTTP headers, to the end of the line or a closing quo
 `Bearer <token>`, URLs with `user:password@` (the user is kept, and may be empty), every
 occurrence of the given secret values, and a prefix of one cut off by clipping (before "…"). A
 quoted value with no closing quote runs to the end of the text. Values are replaced by `[REDACTED]`.
+
+After the key rules, values are recognised by their shape (provider tokens, PEM blocks, passwords
+of `mysql -p`/`curl -u`/`docker login -p`, passwords said in prose): `secret_shapes.py`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-REDACTED = "[REDACTED]"
+from .secret_shapes import REDACTED, SecretShapes, default_shapes
+
 MIN_SECRET_LENGTH = 6
 CLIP_MARK = "…"
 """What `session.text.clip` appends where it cut a text: a secret value may end right before it."""
@@ -94,15 +98,17 @@ _BEARER = re.compile(r"\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})")
 _NOT_DATA = frozenset({"none", "null", "nil", "true", "false", "undefined"})
 
 
-def redact_text(text: str, secret_values: Iterable[str] = ()) -> str:
-    """`text` with secrets replaced by `[REDACTED]`; never raises on any string."""
+def redact_text(text: str, secret_values: Iterable[str] = (), shapes: SecretShapes | None = None) -> str:
+    """`text` with secrets replaced by `[REDACTED]`; never raises on any string. `shapes` defaults
+    to detect-secrets' plugins read in this process (a hook passes the cached ones)."""
     text = _redact_values(text, secret_values)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
     text = _redact_headers(text)
     text = _sub_keyed(_QUOTED_PAIR, 2, text, _quoted_pair)
     text = _sub_keyed(_PAIR, 1, text, _pair)
     text = _sub_keyed(_FLAG, 1, text, _flag)
-    return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    return (shapes or default_shapes()).redact(text)
 
 
 def _redact_values(text: str, secret_values: Iterable[str]) -> str:
@@ -209,24 +215,24 @@ def _is_code(value: str, text: str, end: int) -> bool:
 # --- JSON values ---------------------------------------------------------------------------------
 
 
-def redact_obj(obj: Any, secret_values: Iterable[str] = ()) -> Any:
+def redact_obj(obj: Any, secret_values: Iterable[str] = (), shapes: SecretShapes | None = None) -> Any:
     """A copy of a JSON-like value: values under secret keys become `[REDACTED]` (whatever they
     are, except None), every other string goes through :func:`redact_text`."""
     values = tuple(secret_values)
-    return _redact_obj(obj, values)
+    return _redact_obj(obj, values, shapes or default_shapes())
 
 
-def _redact_obj(obj: Any, values: tuple[str, ...]) -> Any:
+def _redact_obj(obj: Any, values: tuple[str, ...], shapes: SecretShapes) -> Any:
     if isinstance(obj, str):
-        return redact_text(obj, values)
+        return redact_text(obj, values, shapes)
     if isinstance(obj, Mapping):
         return {
             key: (REDACTED if isinstance(key, str) and is_secret_key(key) and value is not None
-                  else _redact_obj(value, values))
+                  else _redact_obj(value, values, shapes))
             for key, value in obj.items()
         }
     if isinstance(obj, list):
-        return [_redact_obj(item, values) for item in obj]
+        return [_redact_obj(item, values, shapes) for item in obj]
     if isinstance(obj, tuple):
-        return tuple(_redact_obj(item, values) for item in obj)
+        return tuple(_redact_obj(item, values, shapes) for item in obj)
     return obj
