@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..errors import InvalidRequest
 from ..metering import count
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
+from ..security.redact import redact_text
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
@@ -95,7 +96,11 @@ class KnowledgeService:
 
     async def index_text(self, *, label: str, text: str, name: str = "", kind: str = "text",
                          origin: str | None = None, session_id: str | None = None,
-                         mtime: float | None = None) -> SourceRow:
+                         mtime: float | None = None, redact: bool = False) -> SourceRow:
+        """`redact`: secrets in `text` are replaced before it is chunked (outputs of the agent's code:
+        what it printed may hold a token; the execution record keeps it raw as the audit trail)."""
+        if redact:
+            text = await anyio.to_thread.run_sync(redact_text, text)
         spec = await anyio.to_thread.run_sync(self._spec, label, text, name, kind, origin, session_id, mtime)
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
         count(bytes_indexed=row.bytes)
@@ -127,9 +132,11 @@ class KnowledgeService:
 
     async def index_chunks(self, *, label: str, chunks: list[Chunk], text: str, kind: str,
                            session_id: str | None = None, origin: str | None = None,
-                           project_dir: str | None = None) -> SourceRow:
+                           project_dir: str | None = None, redact: bool = False) -> SourceRow:
         """Index chunks made by the caller (batch outputs: one titled group per command; a session's
-        hook events, filed under the project the hooks saw)."""
+        hook events, filed under the project the hooks saw). `redact` as for `index_text`."""
+        if redact:
+            chunks, text = await anyio.to_thread.run_sync(_redacted_chunks, chunks, text)
         data = text.encode("utf-8", "replace")
         digest = await anyio.to_thread.run_sync(lambda: hashlib.sha256(data).hexdigest())
         spec = SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin, size=len(data),
@@ -252,6 +259,11 @@ class KnowledgeService:
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
 
         return await self._db.run(one_hop)
+
+
+def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
+    """Blocking: a worker thread."""
+    return [replace(c, title=redact_text(c.title), content=redact_text(c.content)) for c in chunks], redact_text(text)
 
 
 def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
