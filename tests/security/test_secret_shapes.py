@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 from tests.security.secret_probe import PEM_BODY, PROBE, SECRETS, WALKTHROUGH_PROMPTS
 
 from context_kernel.security import REDACTED, redact_text
+from context_kernel.security.redact import WHOLE_TEXT_LIMIT, redact_output
 from context_kernel.security.secret_shapes import CACHE_NAME, cached_shapes, default_shapes, library_version
 
 
@@ -70,3 +72,27 @@ def test_the_hook_cache_holds_the_library_patterns_and_follows_its_version(tmp_p
     (tmp_path / CACHE_NAME).write_text("{torn")
     assert cached_shapes(tmp_path).library == first.library
     assert REDACTED in redact_text(PROBE["xoxb-"], shapes=cached_shapes(tmp_path))
+
+
+def _log(lines: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"2026-01-01T00:00:{i % 60:02d} INFO worker-{i % 7} GET /api/items/{rng.randrange(10**6)} "
+            f"in {rng.random():.3f}s status=200" for i in range(lines)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_large_output_loses_every_probe_secret_wherever_it_was_printed(seed: int) -> None:
+    rng = random.Random(seed)
+    lines = _log(8000, seed)
+    for text in [*PROBE.values(), *WALKTHROUGH_PROMPTS]:
+        lines.insert(rng.randrange(len(lines)), text)
+    big = "\n".join(lines)
+    assert len(big) > WHOLE_TEXT_LIMIT
+    clean = redact_output(big)
+    assert [s for s in SECRETS if s in clean] == []
+    assert clean == redact_text(big)  # line by line, the same result as every rule over the whole text
+
+
+def test_small_output_is_redacted_whole() -> None:
+    text = f"key: 'one\n{'x' * 30}'"  # a quoted value across lines: only the whole-text rules see it
+    assert redact_output(text) == redact_text(text)

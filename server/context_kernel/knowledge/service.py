@@ -20,7 +20,7 @@ from ..errors import InvalidRequest
 from ..metering import count
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
-from ..security.redact import redact_text
+from ..security.redact import redact_output
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
@@ -100,7 +100,7 @@ class KnowledgeService:
         """`redact`: secrets in `text` are replaced before it is chunked (outputs of the agent's code:
         what it printed may hold a token; the execution record keeps it raw as the audit trail)."""
         if redact:
-            text = await anyio.to_thread.run_sync(redact_text, text)
+            text = await anyio.to_thread.run_sync(redact_output, text)
         spec = await anyio.to_thread.run_sync(self._spec, label, text, name, kind, origin, session_id, mtime)
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
         count(bytes_indexed=row.bytes)
@@ -263,7 +263,8 @@ class KnowledgeService:
 
 def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
     """Blocking: a worker thread."""
-    return [replace(c, title=redact_text(c.title), content=redact_text(c.content)) for c in chunks], redact_text(text)
+    clean = [replace(c, title=redact_output(c.title), content=redact_output(c.content)) for c in chunks]
+    return clean, redact_output(text)
 
 
 def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:

@@ -111,6 +111,70 @@ def redact_text(text: str, secret_values: Iterable[str] = (), shapes: SecretShap
     return (shapes or default_shapes()).redact(text)
 
 
+# --- large outputs -------------------------------------------------------------------------------
+
+WHOLE_TEXT_LIMIT = 64 * 1024
+"""Up to this size `redact_output` is `redact_text`; beyond it, only lines that could hold a secret
+are run through every rule (running them all over 8 MB of output costs ~6 s; finding the lines, ~0.4 s)."""
+# A line can hold a secret only if it names one (these words, lower-cased), points at a URL's
+# userinfo, runs a command whose flags carry passwords, or has a token-like run of 20 characters
+# or more (every provider format detect-secrets knows is that long, except Artifactory's).
+# `key` alone is no secret key name (is_secret_key), so JSON full of `"key":` takes the fast path.
+_HINTS = ("secret", "passw", "passphrase", "credential", "apikey", "api_key", "api-key", "privatekey", "private_key",
+          "private-key", "accesskey", "access_key", "access-key", "key is", "key was", "key for", "key of", "auth",
+          "cookie", "token", "session", "pwd", "passcode", "bearer", "@", "mysql", "mariadb", "curl", "docker", "podman",
+          "nerdctl", "login", "sshpass", "pin", "akc", "-u", "--user")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+=-]{20}")
+
+
+def redact_output(text: str, secret_values: Iterable[str] = (), shapes: SecretShapes | None = None) -> str:
+    """:func:`redact_text` for output of any size (what the agent's code printed, before indexing).
+
+    Beyond WHOLE_TEXT_LIMIT the rules run line by line, on the lines with a hint of a secret
+    (detect-secrets scans line by line too); PEM blocks, which span lines, and the given secret
+    values are replaced in the whole text first.
+    """
+    shapes = shapes or default_shapes()
+    if len(text) <= WHOLE_TEXT_LIMIT:
+        return redact_text(text, secret_values, shapes)
+    text = shapes.redact_pem(_redact_values(text, secret_values))
+    lines = _hinted_lines(text)
+    if not lines:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in lines:
+        out.append(text[pos:start])
+        out.append(redact_text(text[start:end], (), shapes))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _hinted_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of runs of lines holding a hint, merged; blocking, linear in the text."""
+    low = text.lower()
+    starts = [m.start() for m in _TOKEN_RUN.finditer(text)]
+    for hint in _HINTS:
+        at = low.find(hint)
+        while at >= 0:  # one hit per line is enough: the whole line is redacted
+            starts.append(at)
+            line_end = low.find("\n", at)
+            at = low.find(hint, line_end + 1) if line_end >= 0 else -1
+    spans: list[tuple[int, int]] = []
+    for at in sorted(starts):
+        if spans and at < spans[-1][1]:
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if spans and start <= spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
 def _redact_values(text: str, secret_values: Iterable[str]) -> str:
     values = sorted({v for v in secret_values if len(v.strip()) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
     if not values:

@@ -127,8 +127,14 @@ class SecretShapes:
         self.library = library
         self._library = [re.compile(source, flags) for source, flags in library]
 
+    def redact_pem(self, text: str) -> str:
+        """Private-key blocks keep their armour lines; the body goes (to the end, if cut off)."""
+        if "-----BEGIN" not in text:
+            return text
+        return _PEM.sub(lambda m: m.group(1) + (REDACTED if m.group(3).strip() else m.group(3)) + m.group(4), text)
+
     def redact(self, text: str) -> str:
-        text = _PEM.sub(lambda m: m.group(1) + (REDACTED if m.group(3).strip() else m.group(3)) + m.group(4), text)
+        text = self.redact_pem(text)
         spans = sorted(self.spans(text))
         if not spans:
             return text
