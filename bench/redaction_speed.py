@@ -24,7 +24,7 @@ from context_kernel.security.redact import redact_output, redact_text
 from context_kernel.security.secret_shapes import default_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.security.secret_probe import PROBE  # noqa: E402
+from tests.security.secret_probe import PROBE
 
 RUNS = 5
 

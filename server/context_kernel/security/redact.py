@@ -122,8 +122,8 @@ are run through every rule (running them all over 8 MB of output costs ~6 s; fin
 # `key` alone is no secret key name (is_secret_key), so JSON full of `"key":` takes the fast path.
 _HINTS = ("secret", "passw", "passphrase", "credential", "apikey", "api_key", "api-key", "privatekey", "private_key",
           "private-key", "accesskey", "access_key", "access-key", "key is", "key was", "key for", "key of", "auth",
-          "cookie", "token", "session", "pwd", "passcode", "bearer", "@", "mysql", "mariadb", "curl", "docker", "podman",
-          "nerdctl", "login", "sshpass", "pin", "akc", "-u", "--user")
+          "cookie", "token", "session", "pwd", "passcode", "bearer", "@", "mysql", "mariadb", "curl", "docker",
+          "podman", "nerdctl", "login", "sshpass", "pin", "akc", "-u", "--user")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+=-]{20}")
 
 
