@@ -300,3 +300,19 @@ def _redact_obj(obj: Any, values: tuple[str, ...], shapes: SecretShapes) -> Any:
     if isinstance(obj, tuple):
         return tuple(_redact_obj(item, values, shapes) for item in obj)
     return obj
+
+
+# --- URLs ----------------------------------------------------------------------------------------
+
+
+def url_without_userinfo(url: str) -> str:
+    """`url` without its `user:password@` or `token@` part: what may be stored or shown of an address
+    whose credentials were only for the request (a fetched page's label, origin and base for links)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    if "@" not in authority:
+        return url
+    return f"{scheme}://{authority.rsplit('@', 1)[1]}{rest[end:]}"
