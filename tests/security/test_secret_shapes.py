@@ -41,6 +41,10 @@ def test_a_pem_block_keeps_its_armour_and_loses_its_body_even_when_cut_off() -> 
     ("sshpass -p 'S3cr3t!' ssh host", f"sshpass -p '{REDACTED}' ssh host"),
     ("git clone https://x-oauth-basic@github.com/a/b", "git clone https://x-oauth-basic@github.com/a/b"),
     (f"the token is {'Ab3' * 5}.", f"the token is {REDACTED}."),
+    # Commands and keys inside a string literal of code, after an escaped newline.
+    ("s = 'x\\nmysql -uroot -pS3cret db\\ndocker login -p D0ck3r r'", f"s = 'x\\nmysql -uroot -p{REDACTED} db"
+                                                                     f"\\ndocker login -p {REDACTED} r'"),
+    ("env = 'A=1\\nAPI_TOKEN=abc123\\n'", f"env = 'A=1\\nAPI_TOKEN={REDACTED}'"),  # the value runs on
 ])
 def test_flag_and_prose_forms(text: str, expected: str) -> None:
     assert redact_text(text) == expected

@@ -89,8 +89,9 @@ _HEADER = re.compile(
 _QUOTED_PAIR = re.compile(
     r"([\"'])(" + _KEY + r")\1(\s*(?::|=>|=)\s*)([\"'])((?:\\.|(?!\4)[^\\])*)(?:\4|\\?\Z)", re.DOTALL
 )
+# A key starts a word, or follows an escaped newline or tab in a string literal (`'a=1\nTOKEN=x'`).
 _PAIR = re.compile(
-    r"(?<![A-Za-z0-9_.-])(" + _KEY + r")(\s*(?::=|=|:(?!//))[ \t]*)"
+    r"(?:(?<![A-Za-z0-9_.-])|(?<=\\[nt]))(" + _KEY + r")(\s*(?::=|=|:(?!//))[ \t]*)"
     r"(\"(?:\\.|[^\"\\])*(?:\"|\\?\Z)|'(?:\\.|[^'\\])*(?:'|\\?\Z)|[^\s\"',;&<>{}\[\]()=|`]+)"
 )
 _FLAG = re.compile(r"(?<![\w-])(--?" + _KEY + r")([ \t]+|=)(\"[^\"]*(?:\"|\Z)|'[^']*(?:'|\Z)|[^\s\"'-][^\s\"']*)")

@@ -93,6 +93,10 @@ def _prose_token(value: str) -> bool:
     return len(core) >= 8 and _mixed(core) and _prose_password(core)
 
 
+# A command starts a word, or follows an escaped newline or tab inside a string literal (code that
+# holds `'…\nmysql -pX'` is as common as the command itself).
+_CMD = r"(?:(?<![\w-])|(?<=\\[nt]))"
+
 _OWN_RULES: tuple[_Rule, ...] = (
     _Rule(re.compile(r"github_pat_[A-Za-z0-9_]{22,}")),
     _Rule(re.compile(r"(?<![A-Za-z0-9_-])sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
@@ -101,12 +105,12 @@ _OWN_RULES: tuple[_Rule, ...] = (
     # A token alone as URL userinfo (`https://<token>@github.com/…`); user names (`git@`, `bob@`)
     # are short or wordy, a token is long and mixes letters with digits.
     _Rule(re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://([^\s:/@\[\]]{16,})@"), group=1, accept=_mixed),
-    _Rule(re.compile(r"(?<![\w-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
+    _Rule(re.compile(_CMD + r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
                      r"[^\n|;&]*?(?<!\S)-p([^\s'\"]+|'[^']*'|\"[^\"]*\")"), group=1),
     _Rule(re.compile(r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?['\"]?[^\s:'\"]*:([^\s'\"]+)"), group=1),
-    _Rule(re.compile(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b[^\n|;&]*?\blogin\b[^\n|;&]*?"
+    _Rule(re.compile(_CMD + r"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b[^\n|;&]*?\blogin\b[^\n|;&]*?"
                      r"(?<!\S)-p(?:[ \t]+|=)?['\"]?([^\s'\"]+)"), group=1),
-    _Rule(re.compile(r"\bsshpass\b[^\n|;&]*?(?<!\S)-p[ \t]*['\"]?([^\s'\"]+)"), group=1),
+    _Rule(re.compile(_CMD + r"sshpass\b[^\n|;&]*?(?<!\S)-p[ \t]*['\"]?([^\s'\"]+)"), group=1),
     _Rule(re.compile(r"(?i)\b(?:password|passwd|passphrase|passcode|pwd|pin)\b(?:\s+(?:for|of)\s+\S+)?"
                      r"\s+(?:is|was|to)\s+['\"`]?([^\s'\"`]+)"), group=1, accept=_prose_password, trim=_PROSE_PUNCT),
     _Rule(re.compile(r"(?i)\b(?:token|secret|api[ _-]?key|access[ _-]?key|key)\b(?:\s+(?:for|of)\s+\S+)?"
