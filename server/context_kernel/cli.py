@@ -5,7 +5,7 @@ context-kernel token show|rotate|path|header                        the HTTP tra
 context-kernel doctor                                               every language, its kernel, does it start
 context-kernel kernels install --user|--sys-prefix|--prefix DIR     our kernelspecs, started by this Python
 context-kernel fetch URL...                                         fetch pages into the knowledge base
-context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
+context-kernel sessions / export [SESSION] [-o DIR] [--redact]      list sessions / write one as notebooks
 context-kernel replay NOTEBOOK                                      re-run it; exit 0 when every cell matches
 context-kernel insight [-o FILE]                                    a local HTML page of every session
 context-kernel hook CLIENT EVENT                                    answer a client hook (event JSON on stdin)
@@ -295,7 +295,7 @@ async def _sessions(settings: Settings) -> int:
     return 0
 
 
-async def _export(settings: Settings, session: str | None, out: str | None, html: bool) -> int:
+async def _export(settings: Settings, session: str | None, out: str | None, html: bool, redact: bool = False) -> int:
     from .app import AppHolder
     from .errors import ContextKernelError
 
@@ -308,7 +308,7 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
                 return 1
             session = recent[0].id
         try:
-            done = await app.export.export(session, out, confined=False, html=html)
+            done = await app.export.export(session, out, confined=False, html=html, redact=redact)
         except ContextKernelError as exc:
             print(f"context-kernel export: {exc}", file=sys.stderr)
             return 1
@@ -343,7 +343,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     import anyio
 
     return anyio.run(_export, build_settings(args, dict(os.environ)), args.session, args.output,
-                     args.format == "html")
+                     args.format == "html", args.redact)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -531,6 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("--format", choices=["ipynb", "html"], default="ipynb",
                         help="html also writes the notebook; the .html is for people without Jupyter")
     export.add_argument("--project", default=None)
+    export.add_argument("--redact", action="store_true",
+                        help="take secrets out of the exported code and outputs (the record keeps them)")
     export.set_defaults(func=cmd_export)
     insight = sub.add_parser("insight", help="write a local HTML page listing every session (no network)")
     insight.add_argument("-o", "--output", help="file (default: CONTEXT_KERNEL_HOME/insight.html)")

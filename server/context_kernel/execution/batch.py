@@ -68,7 +68,7 @@ class BatchService:
         count(bytes_in=sum(len(r.output.encode()) for r in results))
         chunks = _chunks(results)
         row = await self._knowledge.index_chunks(label=label, chunks=chunks, text=document, kind="batch",
-                                                 session_id=session.id, origin="ctx_batch_execute")
+                                                 session_id=session.id, origin="ctx_batch_execute", redact=True)
         lines = [f"Ran {len(results)} commands (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
                  f'output indexed as source "{label}" ({row.chunk_count} sections):']
         for i, r in enumerate(results, 1):

@@ -85,7 +85,7 @@ class ExecutionService:
         """ctx_execute / ctx_execute_file. Code that fails in the kernel is a reply (`is_error`); a call
         refused before it runs, or a kernel that cannot be had, is recorded and then raised."""
         reply = await self._execute(req, session, progress)
-        count(bytes_in=reply.bytes_produced)
+        count(bytes_in=reply.bytes_produced, shown_whole=reply.whole)
         return reply
 
     async def _execute(self, req: ExecuteRequest, session: SessionRef, progress: Progress | None) -> ExecuteReply:
@@ -340,7 +340,7 @@ class ExecutionService:
         ))
         text = _with_note(reply.text, record.reply_note())
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
-                            len(text.encode()))
+                            len(text.encode()), whole=reply.kind == "full")
 
     async def _index_large_output(self, exec_id: int, req: ExecuteRequest, session: SessionRef,
                                   collector: OutputCollector) -> tuple[str | None, str | None]:
@@ -351,7 +351,7 @@ class ExecutionService:
         full, clipped = await self._db.run(recorded_stdout, self._executions, exec_id, MAX_INDEXED_OUTPUT)
         label = f"exec-{exec_id}"
         row = await self._knowledge.index_text(label=label, text=full, name="output.txt", kind="execution",
-                                               origin=f"execution #{exec_id}", session_id=session.id)
+                                               origin=f"execution #{exec_id}", session_id=session.id, redact=True)
         if not wants_intent:
             return None, label
         assert req.intent is not None

@@ -192,9 +192,11 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
         events = [events[i] for i in most_important([e.effective_priority() for e in events], MAX_EVENTS_PER_SESSION)]
     # No redaction, no storage: a missing security module raises here and nothing is written.
     from ..security.redact import redact_text, secret_env_values
+    from ..security.secret_shapes import cached_shapes
 
     secrets = secret_env_values(env)
-    clean = [replace(ev, data=redact_text(ev.data, secrets)) for ev in events]
+    shapes = cached_shapes(home / "cache")  # detect-secrets' patterns without its 110 ms import
+    clean = [replace(ev, data=redact_text(ev.data, secrets, shapes)) for ev in events]
     from . import spool
 
     # Resolved like the server's own project dir, so purging the project finds these events.

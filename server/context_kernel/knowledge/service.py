@@ -10,16 +10,17 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from ..errors import InvalidRequest
-from ..metering import count
+from ..metering import count, count_back, metering
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
+from ..security.redact import redact_output
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
@@ -51,6 +52,8 @@ class SearchReply:
     text: str
     hits: int
     sent_bytes: int
+    back: dict[str, int] = field(default_factory=dict)
+    """bytes of the hits sent, per source label (what ctx_stats nets out of 'kept out')"""
 
 
 Ingest = Callable[[], Awaitable[object]]
@@ -95,10 +98,14 @@ class KnowledgeService:
 
     async def index_text(self, *, label: str, text: str, name: str = "", kind: str = "text",
                          origin: str | None = None, session_id: str | None = None,
-                         mtime: float | None = None) -> SourceRow:
+                         mtime: float | None = None, redact: bool = False) -> SourceRow:
+        """`redact`: secrets in `text` are replaced before it is chunked (outputs of the agent's code:
+        what it printed may hold a token; the execution record keeps it raw as the audit trail)."""
+        if redact:
+            text = await anyio.to_thread.run_sync(redact_output, text)
         spec = await anyio.to_thread.run_sync(self._spec, label, text, name, kind, origin, session_id, mtime)
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
-        count(bytes_indexed=row.bytes)
+        count(bytes_indexed=row.bytes, source=row.label)
         self._trigram_later()
         return row
 
@@ -127,16 +134,18 @@ class KnowledgeService:
 
     async def index_chunks(self, *, label: str, chunks: list[Chunk], text: str, kind: str,
                            session_id: str | None = None, origin: str | None = None,
-                           project_dir: str | None = None) -> SourceRow:
+                           project_dir: str | None = None, redact: bool = False) -> SourceRow:
         """Index chunks made by the caller (batch outputs: one titled group per command; a session's
-        hook events, filed under the project the hooks saw)."""
+        hook events, filed under the project the hooks saw). `redact` as for `index_text`."""
+        if redact:
+            chunks, text = await anyio.to_thread.run_sync(_redacted_chunks, chunks, text)
         data = text.encode("utf-8", "replace")
         digest = await anyio.to_thread.run_sync(lambda: hashlib.sha256(data).hexdigest())
         spec = SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin, size=len(data),
                           content_hash="sha256:" + digest, session_id=session_id,
                           project_dir=project_dir or str(self._project_dir))
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
-        count(bytes_indexed=row.bytes)
+        count(bytes_indexed=row.bytes, source=row.label)
         self._trigram_later()
         return row
 
@@ -181,7 +190,9 @@ class KnowledgeService:
         if batch:
             report.sources += await self._index_files(batch, session_id)
         indexed = sum(s.bytes for s in report.sources)
-        count(bytes_in=indexed, bytes_indexed=indexed)
+        count(bytes_in=indexed)
+        for s in report.sources:
+            count(bytes_indexed=s.bytes, source=s.label)
         self._trigram_later()
         return report
 
@@ -212,8 +223,11 @@ class KnowledgeService:
         changed = await anyio.to_thread.run_sync(_changed_files, rows)
         for row, text, mtime in changed:
             assert row.origin is not None
-            await self.index_text(label=row.label, text=text, name=Path(row.origin).name, kind="file",
-                                  origin=row.origin, session_id=row.session_id, mtime=mtime)
+            # Re-indexed on the search's time, but not taken in by it: indexed, under no source of its own.
+            with metering() as inner:
+                await self.index_text(label=row.label, text=text, name=Path(row.origin).name, kind="file",
+                                      origin=row.origin, session_id=row.session_id, mtime=mtime)
+            count(bytes_indexed=inner.bytes_indexed)
         return [row.label for row, _, _ in changed]
 
     async def purge(self, *, scope: str, session_id: str) -> dict[str, int]:
@@ -247,11 +261,19 @@ class KnowledgeService:
             # now: one visit to the database thread.
             results = [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort) for q in wanted]
             already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits])
-            text, sent_ids, shown = render(results, already, self._budget, refreshed)
+            text, sent_ids, shown, back = render(results, already, self._budget, refreshed)
             self._repo.mark_sent(session_id, sent_ids, call_no)
-            return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
+            return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()), back=back)
 
-        return await self._db.run(one_hop)
+        reply = await self._db.run(one_hop)
+        count_back(reply.back)
+        return reply
+
+
+def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
+    """Blocking: a worker thread."""
+    clean = [replace(c, title=redact_output(c.title), content=redact_output(c.content)) for c in chunks]
+    return clean, redact_output(text)
 
 
 def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
@@ -272,8 +294,9 @@ def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
 
 
 def render(results: list[SearchResult], already: dict[int, int], budget: int,
-           refreshed: list[str]) -> tuple[str, list[int], int]:
-    """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named."""
+           refreshed: list[str]) -> tuple[str, list[int], int, dict[str, int]]:
+    """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named.
+    Also the bytes of the hits sent, per source label."""
     parts: list[str] = []
     if refreshed:
         parts.append(f"(re-indexed {len(refreshed)} changed file(s) first: {', '.join(refreshed[:5])})")
@@ -282,6 +305,7 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
     seen_now: set[int] = set()
     shown = 0
     left_out = 0
+    back: dict[str, int] = {}
     for result in results:
         header = f"## {result.query}"
         if result.corrections:
@@ -308,9 +332,10 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
             if c.id not in already and c.id not in seen_now:
                 sent.append(c.id)
                 seen_now.add(c.id)
+                back[c.label] = back.get(c.label, 0) + size
         parts.append("\n".join(block))
         used += len(header.encode())
     if left_out:
         parts.append(f"[{left_out} more hit(s) left out to stay within {budget // 1024} KB: narrow with source= "
                      "or a more specific query]")
-    return "\n\n".join(parts), sent, shown
+    return "\n\n".join(parts), sent, shown, back

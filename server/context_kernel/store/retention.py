@@ -84,6 +84,7 @@ def prune_records(engine: Engine, policy: RetentionPolicy, now: float | None = N
         with write(engine) as conn:
             done.tool_calls = conn.execute(text("DELETE FROM tool_calls WHERE at < :c"), {"c": cutoff}).rowcount or 0
             conn.execute(text("DELETE FROM sent_chunks WHERE sent_at < :c"), {"c": cutoff})
+            conn.execute(text("DELETE FROM source_flows WHERE at < :c"), {"c": cutoff})
             done.event_sessions = _remove_hook_memory(conn, cutoff, done)
     if policy.max_db_mb > 0:
         limit = policy.max_db_mb * 1024 * 1024

@@ -126,8 +126,10 @@ class ContextKernelServer(MCPServer[ServerState]):
             handle = context.request_context.lifespan_context.sessions.handle_to_return(context)
             if handle is not None:  # over HTTP: how a client without cookies continues this session
                 result = result.model_copy(update={"meta": {**(result.meta or {}), SESSION_META_KEY: handle}})
+            returned = _returned_bytes(result)
             record = CallRecord(session.id, name, (time.perf_counter() - began) * 1000, meter.bytes_in,
-                                meter.bytes_indexed, _returned_bytes(result), bool(result.is_error))
+                                meter.bytes_indexed, returned, bool(result.is_error), meter.kept_out(returned),
+                                dict(meter.sources_in), dict(meter.sources_back))
 
             async def write() -> None:
                 await self._record(holder, record)
