@@ -138,10 +138,46 @@ def user_event(rng: random.Random) -> Case:
     return rng.choice(["what did user u4711 do", "account deletions"]), lines, needles
 
 
+def noisy_warnings(rng: random.Random) -> Case:
+    n = rng.randrange(1500, 3000)
+    warnings = ["DeprecationWarning: pkg_resources is deprecated", "WARN retrying connection to cache (attempt {a})",
+                "WARNING slow query took {b}ms", "warn: config key 'legacy_mode' is ignored"]
+    lines = []
+    for i in range(n):
+        if rng.random() < 0.3:
+            lines.append(rng.choice(warnings).format(a=rng.randrange(1, 4), b=rng.randrange(100, 900)))
+        else:
+            lines.append(f"{_ts(rng, i)} INFO processed batch {i} rows={rng.randrange(1000)}")
+    needles = [f"{_ts(rng, n)} ERROR could not write checkpoint: No space left on device"]
+    _plant(rng, lines, needles)
+    return rng.choice(["why did the job stop", "errors", "what failed"]), lines, needles
+
+
+def startup(rng: random.Random) -> Case:
+    n = rng.randrange(600, 1500)
+    mods = ["auth", "billing", "search", "cache", "mailer", "server", "router"]
+    lines = [f"{_ts(rng, i)} INFO server: loaded module {rng.choice(mods)} v{rng.randrange(9)}.{rng.randrange(20)}"
+             for i in range(n)]
+    needles = [f"{_ts(rng, n)} INFO server: listening on 0.0.0.0:8443 (tls)"]
+    _plant(rng, lines, needles)
+    return rng.choice(["which port does the server listen on", "listening address"]), lines, needles
+
+
+def json_lines(rng: random.Random) -> Case:
+    n = rng.randrange(1500, 3000)
+    lines = [json.dumps({"ts": _ts(rng, i), "level": "info", "msg": "cache hit", "key": f"user:{rng.randrange(10**5)}",
+                         "ms": rng.randrange(1, 9)}) for i in range(n)]
+    needles = [json.dumps({"ts": _ts(rng, n), "level": "error", "msg": "upstream timeout", "key": "user:4711",
+                           "ms": 30000})]
+    _plant(rng, lines, needles)
+    return rng.choice(["what went wrong", "upstream problems"]), lines, needles
+
+
 KINDS: dict[str, Callable[[random.Random], Case]] = {
     "app_log": app_log, "slow_request": slow_request, "pytest": pytest_run, "traceback": traceback_in_log,
     "access_log": access_log, "build": build_log, "vague": vague, "config": config_dump, "table": table,
     "k8s": kubernetes_events, "audit": user_event,
+    "noisy_warnings": noisy_warnings, "startup": startup, "json": json_lines,
 }
 
 

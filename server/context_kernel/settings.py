@@ -15,6 +15,10 @@ DEFAULT_HARD_CAP = 100 * 1024 * 1024
 DEFAULT_SEARCH_BUDGET = 6 * 1024
 # Output longer than this with an `intent` is indexed and answered with the matching lines.
 INTENT_THRESHOLD = 5 * 1024
+# The whole reply to a call with an intent, and what its header and notes take of it: the point of
+# an intent is a few lines, not a page of lines sharing one word.
+INTENT_REPLY_BUDGET = 4 * 1024
+INTENT_REPLY_OVERHEAD = 700
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 3_600_000
 
