@@ -247,7 +247,7 @@ class KnowledgeService:
             # now: one visit to the database thread.
             results = [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort) for q in wanted]
             already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits])
-            text, sent_ids, shown = render(results, already, self._budget, refreshed)
+            text, sent_ids, shown = render(results, already, self._budget, refreshed, content_type)
             self._repo.mark_sent(session_id, sent_ids, call_no)
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
 
@@ -272,7 +272,7 @@ def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
 
 
 def render(results: list[SearchResult], already: dict[int, int], budget: int,
-           refreshed: list[str]) -> tuple[str, list[int], int]:
+           refreshed: list[str], kind: str | None = None) -> tuple[str, list[int], int]:
     """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named."""
     parts: list[str] = []
     if refreshed:
@@ -287,6 +287,10 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
         if result.corrections:
             header += "\n(no match for " + ", ".join(f"'{a}' — searched '{b}'" for a, b in result.corrections.items())
             header += ")"
+        if result.missing:
+            names = ", ".join(f"'{m}'" for m in result.missing)
+            header += f"\n(no {kind + ' ' if kind else ''}section holds {names}"
+            header += "; the results match the query's other words)" if result.hits else ")"
         if not result.hits:
             header += "\n(no results)"
         block = [header]
