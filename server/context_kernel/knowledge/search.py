@@ -39,6 +39,8 @@ class SearchResult:
     corrections: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     """Query identifiers and words that no section (of the asked kind or source) holds."""
+    matcher: Matcher | None = None
+    """What matched, for the reply to cut snippets to the size it can give each hit."""
 
 
 def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str | None = None,
@@ -66,7 +68,7 @@ def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str
     if not ranked:
         return result
     chunks = repo.chunks(list(ranked))
-    matcher = Matcher(terms)
+    matcher = result.matcher = Matcher(terms)
     ordered = rerank(ranked, chunks, matcher)[:limit]
     hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher)) for cid, score in ordered]
     if fixed:

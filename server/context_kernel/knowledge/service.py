@@ -25,6 +25,7 @@ from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete
 from .chunking import chunk_document
 from .model import Chunk
 from .search import SearchResult, search
+from .snippets import share_out, snippet
 from .walk import walk
 
 MAX_QUERIES = 10
@@ -273,26 +274,23 @@ def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
 
 def render(results: list[SearchResult], already: dict[int, int], budget: int,
            refreshed: list[str], kind: str | None = None) -> tuple[str, list[int], int]:
-    """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named."""
+    """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named.
+
+    New hits share the budget left after headers: each may grow to its share, and what a short
+    hit does not need goes to the others (a fixed 1,500-character snippet cut answers out of
+    replies that used half their budget).
+    """
     parts: list[str] = []
     if refreshed:
         parts.append(f"(re-indexed {len(refreshed)} changed file(s) first: {', '.join(refreshed[:5])})")
+    headers = [_header(result, kind) for result in results]
+    snippets = _sized_snippets(results, already, budget - sum(len(p.encode()) + 2 for p in parts), headers)
     used = sum(len(p.encode()) for p in parts)
     sent: list[int] = []
     seen_now: set[int] = set()
     shown = 0
     left_out = 0
-    for result in results:
-        header = f"## {result.query}"
-        if result.corrections:
-            header += "\n(no match for " + ", ".join(f"'{a}' — searched '{b}'" for a, b in result.corrections.items())
-            header += ")"
-        if result.missing:
-            names = ", ".join(f"'{m}'" for m in result.missing)
-            header += f"\n(no {kind + ' ' if kind else ''}section holds {names}"
-            header += "; the results match the query's other words)" if result.hits else ")"
-        if not result.hits:
-            header += "\n(no results)"
+    for result, header in zip(results, headers, strict=True):
         block = [header]
         for hit in result.hits:
             c = hit.chunk
@@ -300,8 +298,11 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
             if c.id in already or c.id in seen_now:
                 when = f"search call {already[c.id]}" if c.id in already else "this reply"
                 entry = f"### {where}\n(already sent in {when}; not repeated)"
+            elif c.id in snippets:
+                entry = f"### {where}\n{snippets[c.id]}"
             else:
-                entry = f"### {where}\n{hit.snippet}"
+                left_out += 1
+                continue
             size = len(entry.encode()) + 1
             if used + size > budget and shown:
                 left_out += 1
@@ -318,3 +319,57 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
         parts.append(f"[{left_out} more hit(s) left out to stay within {budget // 1024} KB: narrow with source= "
                      "or a more specific query]")
     return "\n\n".join(parts), sent, shown
+
+
+# A hit is worth showing with at least this much text; below it, lower-ranked hits are left out.
+MIN_SHARE = 500
+# Room kept for entry separators and the "left out" note.
+RESERVE = 160
+
+
+def _header(result: SearchResult, kind: str | None) -> str:
+    header = f"## {result.query}"
+    if result.corrections:
+        header += "\n(no match for " + ", ".join(f"'{a}' — searched '{b}'" for a, b in result.corrections.items())
+        header += ")"
+    if result.missing:
+        names = ", ".join(f"'{m}'" for m in result.missing)
+        header += f"\n(no {kind + ' ' if kind else ''}section holds {names}"
+        header += "; the results match the query's other words)" if result.hits else ")"
+    if not result.hits:
+        header += "\n(no results)"
+    return header
+
+
+def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget: int,
+                    headers: list[str]) -> dict[int, str]:
+    """Chunk id → its snippet, for the new hits that get a share of the budget."""
+    fixed = sum(len(h.encode()) + 2 for h in headers) + RESERVE
+    fresh: list[tuple[int, int, SearchResult, int]] = []  # (rank in its query, query, result, hit index)
+    seen: set[int] = set()
+    for q, result in enumerate(results):
+        for rank, hit in enumerate(result.hits):
+            c = hit.chunk
+            fixed += len(f"### {c.title} — source: {c.label}\n".encode()) + 1
+            if c.id in already or c.id in seen:
+                fixed += 48  # "(already sent in ...; not repeated)"
+                continue
+            seen.add(c.id)
+            fresh.append((rank, q, result, rank))
+    # Best hits of every query first: when the budget cannot give each a useful share, the
+    # lowest-ranked ones are left out, not every one cut to a few lines.
+    fresh.sort(key=lambda item: (item[0], item[1]))
+    room = max(0, budget - fixed)
+    fresh = fresh[:max(1, room // MIN_SHARE)]
+    wants = [len(r.hits[i].chunk.content.encode()) for _, _, r, i in fresh]
+    out: dict[int, str] = {}
+    for (_, _, result, i), share in zip(fresh, share_out(wants, room), strict=True):
+        hit = result.hits[i]
+        content = hit.chunk.content
+        if result.matcher is None or share >= len(content.encode()):
+            out[hit.chunk.id] = hit.snippet if share < len(content.encode()) else content
+            continue
+        # Shares are bytes, snippets count characters: scale by the chunk's own ratio.
+        chars = max(MIN_SHARE // 2, share * len(content) // max(1, len(content.encode())) - 8)
+        out[hit.chunk.id] = snippet(content, result.matcher, limit=chars)
+    return out
