@@ -30,6 +30,8 @@ class Hit:
     chunk: ChunkRow
     score: float
     snippet: str
+    also_in: tuple[str, ...] = ()
+    """Other sources holding the very same text (a vendored file, a copied page): named, not repeated."""
 
 
 @dataclass
@@ -69,14 +71,29 @@ def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str
         return result
     chunks = repo.chunks(list(ranked))
     matcher = result.matcher = Matcher(terms)
-    ordered = rerank(ranked, chunks, matcher)[:limit]
-    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher)) for cid, score in ordered]
+    ordered = _once(rerank(ranked, chunks, matcher), chunks, limit)
+    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher), also) for cid, score, also in ordered]
     if fixed:
         result.corrections = {orig: _spelled(stemmed, hits) for orig, stemmed in corrections.items()}
     if sort == "timeline":
         hits.sort(key=lambda h: (h.chunk.indexed_at, h.chunk.source_id, h.chunk.seq))
     result.hits = hits
     return result
+
+
+def _once(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow],
+          limit: int) -> list[tuple[int, float, tuple[str, ...]]]:
+    """The best `limit` hits with identical texts folded into the first, which names the others' sources."""
+    kept: dict[tuple[str, str], tuple[int, float, list[str]]] = {}
+    for cid, score in ranked:
+        chunk = chunks[cid]
+        key = (chunk.title, chunk.content)
+        if key in kept:
+            if chunk.label not in kept[key][2] and chunk.label != chunks[kept[key][0]].label:
+                kept[key][2].append(chunk.label)
+        elif len(kept) < limit:
+            kept[key] = (cid, score, [])
+    return [(cid, score, tuple(also)) for cid, score, also in kept.values()]
 
 
 def trigram_expression(term: str) -> str:

@@ -24,7 +24,7 @@ from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
 from .model import Chunk
-from .search import SearchResult, search
+from .search import Hit, SearchResult, search
 from .snippets import share_out, snippet
 from .walk import walk
 
@@ -37,6 +37,8 @@ class IndexReport:
     sources: list[SourceRow] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     root_label: str = ""
+    removed: list[str] = field(default_factory=list)
+    """Labels of files indexed from this directory before that this walk no longer covers."""
 
     @property
     def sections(self) -> int:
@@ -181,6 +183,10 @@ class KnowledgeService:
                 batch, size = [], 0
         if batch:
             report.sources += await self._index_files(batch, session_id)
+        if not any(why.startswith("over max_files") for why in report.skipped):
+            # A narrower include/exclude (or a deleted file) must not leave the old files searchable.
+            # A walk cut short by max_files did not look at every file, so it removes nothing.
+            report.removed = await self._prune_under(real, {s.label for s in report.sources})
         indexed = sum(s.bytes for s in report.sources)
         count(bytes_in=indexed, bytes_indexed=indexed)
         self._trigram_later()
@@ -201,21 +207,32 @@ class KnowledgeService:
         return await self.index_text(label=label, text=data.decode("utf-8", "replace"), name=path.name,
                                      kind="file", origin=str(path), session_id=session_id, mtime=mtime)
 
+    async def _prune_under(self, root: Path, kept: set[str]) -> list[str]:
+        rows = await self._db.run(self._repo.sources, None, ["file"])
+        prefix = str(root) + os.sep
+        gone = [r.label for r in rows if r.origin and r.origin.startswith(prefix) and r.label not in kept]
+        if gone:
+            await self._db.run(self._repo.delete_sources, gone)
+        return gone
+
     def _relative(self, path: Path) -> str:
         root = self._project_dir.resolve()
         return "." if path == root else str(path.relative_to(root))
 
-    async def refresh_stale(self, source: str | None = None) -> list[str]:
-        """Re-index file sources whose file changed since they were indexed (checked at search time)."""
+    async def refresh_stale(self, source: str | None = None) -> tuple[list[str], list[str]]:
+        """Re-index file sources whose file changed since they were indexed, and drop those whose
+        file is gone (checked at search time): (re-indexed labels, dropped labels)."""
         rows = [r for r in await self._db.run(self._repo.sources, source, ["file"]) if r.origin]
         if not rows:
-            return []
-        changed = await anyio.to_thread.run_sync(_changed_files, rows)
+            return [], []
+        changed, gone = await anyio.to_thread.run_sync(_changed_files, rows)
         for row, text, mtime in changed:
             assert row.origin is not None
             await self.index_text(label=row.label, text=text, name=Path(row.origin).name, kind="file",
                                   origin=row.origin, session_id=row.session_id, mtime=mtime)
-        return [row.label for row, _, _ in changed]
+        if gone:
+            await self._db.run(self._repo.delete_sources, [row.label for row in gone])
+        return [row.label for row, _, _ in changed], [row.label for row in gone]
 
     async def purge(self, *, scope: str, session_id: str) -> dict[str, int]:
         if scope == "project":
@@ -240,7 +257,12 @@ class KnowledgeService:
             raise InvalidRequest("queries is empty", hint="pass one or more search strings: queries=[\"...\"]")
         if self._ingest is not None:
             await self._ingest()
-        refreshed = await self.refresh_stale(source)
+        reindexed, dropped = await self.refresh_stale(source)
+        notes = []
+        if reindexed:
+            notes.append(f"(re-indexed {len(reindexed)} changed file(s) first: {', '.join(reindexed[:5])})")
+        if dropped:
+            notes.append(f"(dropped {len(dropped)} deleted file(s) from the index: {', '.join(dropped[:5])})")
         call_no = self._calls[session_id] = self._calls.get(session_id, 0) + 1
 
         def one_hop() -> SearchReply:
@@ -248,16 +270,18 @@ class KnowledgeService:
             # now: one visit to the database thread.
             results = [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort) for q in wanted]
             already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits])
-            text, sent_ids, shown = render(results, already, self._budget, refreshed, content_type)
+            text, sent_ids, shown = render(results, already, self._budget, notes, content_type)
             self._repo.mark_sent(session_id, sent_ids, call_no)
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
 
         return await self._db.run(one_hop)
 
 
-def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
-    """File sources whose file changed since indexing: (row, new text, mtime). Blocking: a worker thread."""
+def _changed_files(rows: list[SourceRow]) -> tuple[list[tuple[SourceRow, str, float]], list[SourceRow]]:
+    """File sources whose file changed since indexing, (row, new text, mtime), and those whose file
+    no longer exists. Blocking: a worker thread."""
     changed = []
+    gone = []
     for row in rows:
         assert row.origin is not None
         try:
@@ -265,24 +289,25 @@ def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
             if mtime == row.mtime:
                 continue
             text = Path(row.origin).read_bytes().decode("utf-8", "replace")
+        except FileNotFoundError:
+            gone.append(row)
+            continue
         except OSError:
-            continue  # deleted or unreadable: keep what was indexed
+            continue  # unreadable for now (permissions, a busy network mount): keep what was indexed
         if "sha256:" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest() != row.content_hash:
             changed.append((row, text, mtime))
-    return changed
+    return changed, gone
 
 
 def render(results: list[SearchResult], already: dict[int, int], budget: int,
-           refreshed: list[str], kind: str | None = None) -> tuple[str, list[int], int]:
+           notes: list[str], kind: str | None = None) -> tuple[str, list[int], int]:
     """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named.
 
     New hits share the budget left after headers: each may grow to its share, and what a short
     hit does not need goes to the others (a fixed 1,500-character snippet cut answers out of
     replies that used half their budget).
     """
-    parts: list[str] = []
-    if refreshed:
-        parts.append(f"(re-indexed {len(refreshed)} changed file(s) first: {', '.join(refreshed[:5])})")
+    parts: list[str] = list(notes)
     headers = [_header(result, kind) for result in results]
     snippets = _sized_snippets(results, already, budget - sum(len(p.encode()) + 2 for p in parts), headers)
     used = sum(len(p.encode()) for p in parts)
@@ -294,7 +319,7 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
         block = [header]
         for hit in result.hits:
             c = hit.chunk
-            where = f"{c.title} — source: {c.label}"
+            where = _where(hit)
             if c.id in already or c.id in seen_now:
                 when = f"search call {already[c.id]}" if c.id in already else "this reply"
                 entry = f"### {where}\n(already sent in {when}; not repeated)"
@@ -327,6 +352,13 @@ MIN_SHARE = 500
 RESERVE = 160
 
 
+def _where(hit: Hit) -> str:
+    where = f"{hit.chunk.title} — source: {hit.chunk.label}"
+    if hit.also_in:
+        where += " (same text in " + ", ".join(hit.also_in[:5]) + (", …" if len(hit.also_in) > 5 else "") + ")"
+    return where
+
+
 def _header(result: SearchResult, kind: str | None) -> str:
     header = f"## {result.query}"
     if result.corrections:
@@ -350,7 +382,7 @@ def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget
     for q, result in enumerate(results):
         for rank, hit in enumerate(result.hits):
             c = hit.chunk
-            fixed += len(f"### {c.title} — source: {c.label}\n".encode()) + 1
+            fixed += len(f"### {_where(hit)}\n".encode()) + 1
             if c.id in already or c.id in seen:
                 fixed += 48  # "(already sent in ...; not repeated)"
                 continue

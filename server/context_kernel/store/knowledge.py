@@ -98,6 +98,10 @@ class KnowledgeRepository:
         with self._engine.connect() as conn:
             return [SourceRow(**r) for r in conn.execute(stmt, params).mappings()]
 
+    def delete_sources(self, labels: Sequence[str]) -> int:
+        with write(self._engine) as conn:
+            return sum(delete_sources_where(conn, "label = :label", {"label": label}) for label in labels)
+
     def match(self, table: str, expression: str, *, limit: int, source: str | None = None,
               kind: str | None = None) -> list[tuple[int, float]]:
         """(chunk id, bm25 score — lower is better) for an FTS5 expression built with fts_quote.
