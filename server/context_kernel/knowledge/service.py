@@ -62,8 +62,11 @@ Ingest = Callable[[], Awaitable[object]]
 class KnowledgeService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
                  guard: DenyGuard | None = None,
-                 spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None) -> None:
+                 spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+                 forgotten_before: Callable[[], float] | None = None) -> None:
         self._ingest: Ingest | None = None
+        # Sections sent before this time count as forgotten (a compaction, the resend period).
+        self._forgotten_before = forgotten_before or (lambda: 0.0)
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
@@ -264,12 +267,13 @@ class KnowledgeService:
         if dropped:
             notes.append(f"(dropped {len(dropped)} deleted file(s) from the index: {', '.join(dropped[:5])})")
         call_no = self._calls[session_id] = self._calls.get(session_id, 0) + 1
+        since = self._forgotten_before()
 
         def one_hop() -> SearchReply:
             # Every query, what this session was already sent, and the record of what it is sent
             # now: one visit to the database thread.
             results = [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort) for q in wanted]
-            already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits])
+            already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits], since=since)
             text, sent_ids, shown = render(results, already, self._budget, notes, content_type)
             self._repo.mark_sent(session_id, sent_ids, call_no)
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
