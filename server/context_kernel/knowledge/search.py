@@ -83,14 +83,17 @@ def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str
 
 def _once(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow],
           limit: int) -> list[tuple[int, float, tuple[str, ...]]]:
-    """The best `limit` hits with identical texts folded into the first, which names the others' sources."""
-    kept: dict[tuple[str, str], tuple[int, float, list[str]]] = {}
+    """The best `limit` hits with identical texts folded into the first, which names where else
+    the text is: other sources by label, the same source's other sections by title."""
+    kept: dict[str, tuple[int, float, list[str]]] = {}
     for cid, score in ranked:
         chunk = chunks[cid]
-        key = (chunk.title, chunk.content)
+        key = chunk.content.strip()
         if key in kept:
-            if chunk.label not in kept[key][2] and chunk.label != chunks[kept[key][0]].label:
-                kept[key][2].append(chunk.label)
+            first = chunks[kept[key][0]]
+            where = chunk.label if chunk.label != first.label else chunk.title
+            if where not in kept[key][2] and where not in (first.label, first.title):
+                kept[key][2].append(where)
         elif len(kept) < limit:
             kept[key] = (cid, score, [])
     return [(cid, score, tuple(also)) for cid, score, also in kept.values()]
