@@ -1,15 +1,17 @@
 """Intent on large outputs: the share of needle lines a reply holds, through the real MCP client.
 
-    python bench/search_eval/run_needles.py [--generator PATH] [--split dev] [--out DIR] [--show]
+    python bench/search_eval/run_needles.py [--generator PATH] [--split dev] [--out DIR] [--show] [--server DIR]
 
 The generator (`needles.py` next to this file when the evaluation branch has put it there, else
 `own_needles.py`, our cases written from the issue) is run as `GENERATOR --out DIR --split SPLIT`;
 it writes DIR/cases.jsonl, one case a line: `kind`, `file` (relative to DIR), `intent`, `needles`
 (the lines the reply should hold). Each case runs as
 `ctx_execute_file(path, language="python", code="print(FILE_CONTENT)", intent=...)` on a server
-whose project directory is DIR. A needle counts as found when the reply holds its text (stripped).
-Prints, per kind and overall, the mean share of needle lines found and the reply bytes (median, max).
-Only measures: exit status 0 whatever the numbers.
+whose project directory is DIR. A needle counts as found when the reply holds its text, both
+whitespace-normalised (runs of whitespace become one space). Prints, per kind and overall, the
+mean share of needle lines found, the share of cases with all of them, and the reply bytes (mean,
+median, max). `--server DIR` measures another checkout's `server/` (a baseline). Only measures:
+exit status 0 whatever the numbers.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Any
 import anyio
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent / "server"))
+_server = sys.argv[sys.argv.index("--server") + 1] if "--server" in sys.argv else str(HERE.parent.parent / "server")
+sys.path.insert(0, _server)
 
 from mcp.client.client import Client  # noqa: E402
 
@@ -52,9 +55,14 @@ def load_cases(out: Path) -> list[dict[str, Any]]:
     return cases
 
 
+def fold(text: str) -> str:
+    return " ".join(text.split())
+
+
 def found_share(reply: str, needles: list[str]) -> float:
-    wanted = [n.strip() for n in needles if n.strip()]
-    return sum(n in reply for n in wanted) / len(wanted) if wanted else 1.0
+    wanted = [fold(n) for n in needles if n.strip()]
+    folded = fold(reply)
+    return sum(n in folded for n in wanted) / len(wanted) if wanted else 1.0
 
 
 async def run(cases: list[dict[str, Any]], project: Path, home: Path, show: bool) -> list[tuple[str, float, int]]:
@@ -77,15 +85,18 @@ def report(rows: list[tuple[str, float, int]]) -> None:
     by_kind: dict[str, list[tuple[float, int]]] = defaultdict(list)
     for kind, share, size in rows:
         by_kind[kind].append((share, size))
-    print("| kind | cases | needle share | reply bytes median | max |")
-    print("|---|---|---|---|---|")
-    for kind, values in sorted(by_kind.items()):
+    print("| kind | cases | needle share | all found | reply bytes mean | median | max |")
+    print("|---|---|---|---|---|---|---|")
+
+    def row(name: str, values: list[tuple[float, int]]) -> str:
         shares, sizes = [v[0] for v in values], [v[1] for v in values]
-        print(f"| {kind} | {len(values)} | {statistics.mean(shares):.2f} | {statistics.median(sizes):.0f} | "
-              f"{max(sizes)} |")
-    shares, sizes = [r[1] for r in rows], [r[2] for r in rows]
-    print(f"| **overall** | {len(rows)} | {statistics.mean(shares):.2f} | {statistics.median(sizes):.0f} | "
-          f"{max(sizes)} |")
+        return (f"| {name} | {len(values)} | {statistics.mean(shares):.2f} | "
+                f"{sum(s == 1.0 for s in shares) / len(shares):.2f} | {statistics.mean(sizes):.0f} | "
+                f"{statistics.median(sizes):.0f} | {max(sizes)} |")
+
+    for kind, values in sorted(by_kind.items()):
+        print(row(kind, values))
+    print(row("**overall**", [(r[1], r[2]) for r in rows]))
 
 
 def main() -> None:
@@ -94,6 +105,7 @@ def main() -> None:
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
     parser.add_argument("--out", type=Path, default=None, help="where the cases go (default: a temporary dir)")
     parser.add_argument("--show", action="store_true", help="print every reply to stderr")
+    parser.add_argument("--server", type=Path, default=None, help="the server/ directory to measure (default: ours)")
     args = parser.parse_args()
     generator = args.generator or default_generator()
     with tempfile.TemporaryDirectory() as tmp:

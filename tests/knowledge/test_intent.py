@@ -59,9 +59,13 @@ def test_a_rare_template_is_shown_whole_beyond_the_per_template_cap() -> None:
 
 def test_lines_differing_in_numbers_share_a_template_and_outcomes_do_not() -> None:
     miner = TemplateMiner(frozenset({"passed", "failed"}))
-    a = miner.add("GET /api/users 200 12ms worker-3")
-    b = miner.add("GET /api/users 200 48ms worker-5")
-    c = miner.add("test_x PASSED")
-    d = miner.add("test_y FAILED")
+    a, _ = miner.add("GET /api/users 200 12ms worker-3")
+    b, _ = miner.add("GET /api/users 200 48ms worker-5")
+    c, _ = miner.add("test_x PASSED")
+    d, _ = miner.add("test_y FAILED")
     assert a == b and c != d
     assert miner.count[a] == 2
+    # Merged into one template, lines keep their own shape: "will be destroyed" among 26 "created".
+    shapes = [miner.add(f"# aws_instance.web{n} will be created") for n in range(26)]
+    gone = miner.add("# aws_s3_bucket.archive will be destroyed")
+    assert gone[0] == shapes[0][0] and miner.shape_count[gone[1]] == 1

@@ -35,12 +35,14 @@ PER_TEMPLATE = 3
 # A template this rare is shown whole (three failing tests among 900 passing are one shape).
 SHOW_ALL_BELOW = 8
 # Signal weights: the intent decides first, then rarity, severity and extremes break its ties.
-W_INTENT, W_RARE, W_SEVERE, W_EXTREME = 3.0, 2.0, 1.5, 2.0
+W_INTENT, W_RARE, W_SEVERE, W_EXTREME = 3.0, 2.0, 2.0, 2.0
 # A line with less than this is not worth a byte of the reply (a common line with no cue).
 MIN_SCORE = 1.2
 # A number counts as extreme at this many times its template's median at the same place.
 EXTREME_RATIO = 4.0
-_NUMBER = re.compile(r"^[^\d-]{0,24}?(-?\d+(?:\.\d+)?)([A-Za-z%µ]{0,3})\)?$")
+_NUMBER = re.compile(r"^[^\d-]{0,24}?(-?\d+(?:\.\d+)?)([A-Za-z%µ]{0,3})[)\]}\"',;:]*$")
+# Lines after a failure line that start indented are its details (a location, a DETAIL, a frame).
+CONTINUATION_LINES = 2
 
 
 @dataclass(frozen=True)
@@ -60,18 +62,26 @@ def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
     if not n:
         return IntentExcerpt("", 0, 0, 0)
     miner = TemplateMiner(KEEP_WORDS)
-    tids = [miner.add(line[:2000]) for line in lines]
+    ids = [miner.add(line[:2000]) for line in lines]
+    tids = [t for t, _ in ids]
     intent_score = _intent_scores(lines, intent)
     extreme = _extremes(lines, tids, miner)
     severity = severities(lines)
     log_n = math.log(max(n, 2))
+    # A cue on many lines (tests named "handles failed fetch", hundreds of retries) says less than
+    # one on two lines of 3,000: severity counts in full only when few lines reach its level.
+    at_least = {level: sum(1 for v in severity if v >= level) for level in set(severity)}
+    cue_rarity = {level: 0.5 + 0.5 * math.log(n / max(1, k)) / log_n for level, k in at_least.items()}
+    cue = [v * cue_rarity[v] for v in severity]
     scores: list[float] = []
     for i, line in enumerate(lines):
         if not line.strip():
             scores.append(0.0)
             continue
-        rarity = math.log(n / miner.count[tids[i]]) / log_n
-        scores.append(W_INTENT * intent_score[i] + W_RARE * rarity + W_SEVERE * severity[i]
+        # The template says how unusual the line's kind is; its exact shape, half as much, what
+        # merging hid (one "will be destroyed" among "will be created" lines).
+        rarity = (math.log(n / miner.count[tids[i]]) + 0.5 * math.log(n / miner.shape_count[ids[i][1]])) / (1.5 * log_n)
+        scores.append(W_INTENT * intent_score[i] + W_RARE * rarity + W_SEVERE * cue[i]
                       + W_EXTREME * extreme.get(i, 0.0))
     order = sorted(range(n), key=lambda i: (-scores[i], i))
     shown_per: dict[int, int] = {}
@@ -81,7 +91,8 @@ def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
         if scores[i] < MIN_SCORE and keep:
             break
         tid = tids[i]
-        if shown_per.get(tid, 0) >= PER_TEMPLATE and miner.count[tid] > SHOW_ALL_BELOW:
+        # Extremes are few by construction (the top values of a column): never capped.
+        if shown_per.get(tid, 0) >= PER_TEMPLATE and miner.count[tid] > SHOW_ALL_BELOW and i not in extreme:
             continue
         cost = min(len(lines[i]), MAX_LINE_CHARS) + 12
         if used + cost > budget:
@@ -89,9 +100,18 @@ def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
                 continue
             cost = budget  # a single line longer than the budget: shown cut
         keep.append(i)
-        shown_per[tid] = shown_per.get(tid, 0) + 1
+        if i not in extreme:  # nor do they use up their template's share
+            shown_per[tid] = shown_per.get(tid, 0) + 1
         used += cost
-    keep.sort()
+        if severity[i] >= 0.7:
+            for j in range(i + 1, min(n, i + 1 + CONTINUATION_LINES)):
+                line = lines[j]
+                cost = min(len(line), MAX_LINE_CHARS) + 12
+                if not line[:1].isspace() or not line.strip() or j in keep or used + cost > budget:
+                    break
+                keep.append(j)
+                used += cost
+    keep = sorted(set(keep))
     out: list[str] = []
     prev = -2
     for j in keep:
@@ -114,9 +134,10 @@ def _intent_scores(lines: list[str], intent: str) -> list[float]:
         for k in keys:
             df[k] = df.get(k, 0) + 1
     n = len(lines)
-    # A word on every line weighs almost nothing; one on a single line weighs log(n).
+    # A word on every line weighs almost nothing; one on a single line weighs log(n). Shares are of
+    # what the present words could weigh at most, so a line holding only a common word scores low.
     weight = {k: math.log(1 + n / d) for k, d in df.items()}
-    total = sum(weight.values()) or 1.0
+    total = len(weight) * math.log(1 + n) or 1.0
     return [sum(weight[k] for k in keys) / total for keys in held]
 
 

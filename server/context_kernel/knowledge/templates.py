@@ -13,7 +13,9 @@ import re
 
 WILD = "<*>"
 TOKEN = re.compile(r"[^\s,;|]+")
-_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+# A quoted string holding a digit is one variable token (an id, a path, a user agent); one without
+# stays words (`"msg": "payment capture failed"` is the template, not a parameter of it).
+_QUOTED = re.compile(r"\"[^\"]*\d[^\"]*\"|'[^']*\d[^']*'")
 _SEPARATORS = re.compile(r"[\s,;|]")
 _VARIABLE = re.compile(r"[^\s,;|]*\d[^\s,;|]*|(?<![^\s,;|])[0-9a-fA-F]{8,}(?![^\s,;|])")
 # Above this share of equal tokens two masked lines are one template. Below 0.5 on purpose: in a
@@ -25,33 +27,38 @@ MAX_COMPARED = 32
 
 
 def tokens(line: str) -> list[str]:
-    """The line's tokens; a quoted string is one token, whatever it holds."""
+    """The line's tokens; a quoted string holding a digit is one token, aligned with `mask`."""
     return TOKEN.findall(_QUOTED.sub(lambda m: _SEPARATORS.sub("_", m.group(0)), line))
 
 
 def mask(line: str) -> list[str]:
-    """The line's tokens with the variable ones (quoted, holding a digit, hex) replaced by `<*>`."""
+    """The line's tokens with the variable ones (holding a digit, hex) replaced by `<*>`."""
     return TOKEN.findall(_VARIABLE.sub(WILD, _QUOTED.sub(WILD, line)))
 
 
 class TemplateMiner:
-    """Assigns each line a template id; `count[id]` is how many lines share it."""
+    """Assigns each line a template id (`count[id]` lines share it) and a shape id: the exact
+    masked line before merging (`shape_count[id]`), finer than the template."""
 
     def __init__(self, keep: frozenset[str] = frozenset()) -> None:
         # Words never turned into a parameter: a log level or failure word is what tells lines apart.
         self._keep = keep
-        self._exact: dict[tuple[str, ...], int] = {}
+        self._exact: dict[tuple[str, ...], tuple[int, int]] = {}
         self._groups: dict[tuple[int, str], list[int]] = {}
         self.templates: list[list[str]] = []
         self.count: list[int] = []
+        self.shape_count: list[int] = []
 
-    def add(self, line: str) -> int:
+    def add(self, line: str) -> tuple[int, int]:
+        """(template id, shape id) of the line."""
         tokens = tuple(mask(line))
-        tid = self._exact.get(tokens)
-        if tid is None:
-            tid = self._exact[tokens] = self._match(tokens)
-        self.count[tid] += 1
-        return tid
+        ids = self._exact.get(tokens)
+        if ids is None:
+            ids = self._exact[tokens] = (self._match(tokens), len(self.shape_count))
+            self.shape_count.append(0)
+        self.count[ids[0]] += 1
+        self.shape_count[ids[1]] += 1
+        return ids
 
     def _match(self, tokens: tuple[str, ...]) -> int:
         group = self._groups.setdefault((len(tokens), tokens[0] if tokens else ""), [])
