@@ -12,6 +12,7 @@ records) lives in the services.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     # Heavy imports live here on purpose: see the module docstring.
     from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
+    from .hooks.compaction import last_compacted
     from .hooks.ingestion import Ingestion
     from .kernels.pool import KernelPool
     from .knowledge.service import KnowledgeService
@@ -142,8 +144,15 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
     guard = DenyGuard(settings.project_dir, settings.user_home, settings.claude_settings)
+    def forgotten_before() -> float:
+        # Sends before the project's last compaction, or older than the resend period, are gone
+        # from the agent's context.
+        compacted = last_compacted(settings.home, settings.project_dir) or 0.0
+        return max(compacted, time.time() - settings.resend_after_s)
+
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
-                                 search_budget=settings.search_budget, guard=guard, spawn=spawn)
+                                 search_budget=settings.search_budget, guard=guard, spawn=spawn,
+                                 forgotten_before=forgotten_before)
     ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
     knowledge.ingest_before_reads(ingestion.ingest)
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,

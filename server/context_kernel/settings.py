@@ -17,6 +17,13 @@ DEFAULT_HARD_CAP = 100 * 1024 * 1024
 DEFAULT_SEARCH_BUDGET = 6 * 1024
 # Output longer than this with an `intent` is indexed and answered with the matching lines.
 INTENT_THRESHOLD = 5 * 1024
+# The whole reply to a call with an intent, and what its header and notes take of it: the point of
+# an intent is a few lines, not a page of lines sharing one word.
+INTENT_REPLY_BUDGET = 4 * 1024
+INTENT_REPLY_OVERHEAD = 700
+# A section sent by ctx_search is only named when asked again; after this long (or a compaction a
+# hook reported) the agent's context may no longer hold it, so it is sent again.
+DEFAULT_RESEND_AFTER_S = 3600.0
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 3_600_000
 
@@ -46,6 +53,8 @@ class Settings:
     """Working directory of every kernel; ctx_execute_file refuses paths outside it."""
     return_budget: int = DEFAULT_RETURN_BUDGET
     search_budget: int = DEFAULT_SEARCH_BUDGET
+    resend_after_s: float = DEFAULT_RESEND_AFTER_S
+    """CONTEXT_KERNEL_RESEND_AFTER_S: sections sent longer ago than this count as forgotten."""
     hard_output_cap: int = DEFAULT_HARD_CAP
     default_timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = MAX_TIMEOUT_MS

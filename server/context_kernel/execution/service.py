@@ -27,7 +27,7 @@ from ..knowledge.service import KnowledgeService
 from ..metering import count
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
-from ..settings import INTENT_THRESHOLD
+from ..settings import INTENT_REPLY_BUDGET, INTENT_REPLY_OVERHEAD, INTENT_THRESHOLD
 from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
 from .collector import OutputCollector
@@ -355,14 +355,15 @@ class ExecutionService:
         if not wants_intent:
             return None, label
         assert req.intent is not None
-        excerpt = intent_excerpt(full, req.intent, self._limits.return_budget)
-        head = (f"[{excerpt.total_lines} lines / {collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
+        head = (f"[{collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
                 f'source "{label}" ({row.chunk_count} sections{", first 8 MB" if clipped else ""}).')
-        if not excerpt.matched_lines:
-            return (head + f" No line matches the intent {req.intent!r}; search it: "
-                    f'ctx_search(queries=[...], source="{label}")]'), label
-        head += (f" Lines matching {req.intent!r}: {excerpt.matched_lines}, shown {excerpt.shown_lines}"
-                 f' (> marks them); more: ctx_search(queries=[...], source="{label}")]')
+        budget = min(self._limits.return_budget, INTENT_REPLY_BUDGET) - INTENT_REPLY_OVERHEAD
+        excerpt = intent_excerpt(full, req.intent, budget)
+        found = (f"{excerpt.matched_lines} line(s) hold the intent's words (> marks them)" if excerpt.matched_lines
+                 else f"no line holds the words of {req.intent!r}")
+        head += (f" {found}. Shown: {excerpt.shown_lines} of {excerpt.total_lines} lines, chosen by the intent, "
+                 f"then rare line shapes ({excerpt.templates} in all), failure cues and extreme numbers; "
+                 f'more: ctx_search(queries=[...], source="{label}")]')
         return head + "\n" + excerpt.text, label
 
     async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> None:

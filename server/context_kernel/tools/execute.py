@@ -16,7 +16,9 @@ Language = Annotated[str, Field(description=(
     "csharp (a fresh process per call, no state)"))]
 Timeout = Annotated[int | None, Field(description="Milliseconds; default 120000, clamped to the server maximum. "
                                       "On timeout the cell is interrupted and the kernel keeps its state.")]
-Intent = Annotated[str | None, Field(description="What you are looking for in the output (recorded with the call).")]
+Intent = Annotated[str | None, Field(description=(
+    "What you look for in the output. Over 5 KB, the output is indexed and the reply (at most 4 KB) is the "
+    "lines that best match it, then rare, failing or extreme lines."))]
 
 EXECUTE_DOC = (
     "Run code in a warm Jupyter kernel next to the data; only what the code prints (and a last expression's "

@@ -47,6 +47,8 @@ async def ctx_index(
     files = len(report.sources)
     skipped = "; skipped: " + ", ".join(f"{n} {why}" for why, n in report.skipped.items()) if report.skipped else ""
     what = f"{files} files, " if files != 1 or report.skipped else ""
+    if report.removed:
+        skipped += f"; removed {len(report.removed)} file(s) this walk no longer covers"
     return text_result(f'Indexed {what}{report.sections} sections ({report.code_sections} with code) as '
                        f'"{report.root_label}"{skipped}. Search with ctx_search(queries=[...], '
                        f'source="{report.root_label}").')
