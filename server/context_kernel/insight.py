@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .stats import BYTES_PER_TOKEN
+from .wording import counted
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
     from .store.events import EventRepository, ToolTotals
@@ -88,7 +89,7 @@ def render_insight(page: Path, home: Path, views: Sequence[SessionView], lifetim
     saved = f"{kept / took:.1%}" if took else "n/a"
     rows = "".join(_session_row(v, page.parent) for v in views[:MAX_SESSIONS])
     hidden = len(views) - MAX_SESSIONS
-    more = f"<p class=muted>{hidden} older sessions not shown.</p>" if hidden > 0 else ""
+    more = f"<p class=muted>{counted(hidden, 'older session')} not shown.</p>" if hidden > 0 else ""
     hooks = "".join(f"<tr><td><code>{html.escape(sid)}</code></td><td class=n>{n}</td></tr>"
                     for sid, n in sorted(hook_sessions.items()))
     hooks_table = (f"<table><tr><th>client session</th><th>events</th></tr>{hooks}</table>"
@@ -106,7 +107,7 @@ nothing is sent anywhere.</p>
 In = output produced, pages fetched, files indexed; returned = bytes the agent received; kept out = per call
 max(0, in − returned); tokens ≈ bytes ÷ 4.</p>
 {_totals_table(lifetime)}
-<h2>Sessions ({len(views)})</h2>
+<h2>Sessions ({len(views):,})</h2>
 <p>Export one as notebooks, then replay it: <code>context-kernel export SESSION --format html</code>,
 <code>context-kernel replay NOTEBOOK</code>.</p>
 <table><tr><th>session</th><th>started</th><th>client</th><th>languages</th><th>executions</th><th>tool calls</th>

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .wording import counted
+
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
     from .store.events import ToolTotals
 
@@ -49,7 +51,7 @@ def render_stats(session_id: str, session: Sequence[ToolTotals], lifetime: Seque
                  events: int) -> str:
     lines = [f"This session ({session_id}):"]
     lines += [_summary(session), *(_table(session) if session else ["  no tool calls yet"])]
-    lines += ["", f"Lifetime (this data dir, {sessions} sessions):", _summary(lifetime), *_table(lifetime)]
+    lines += ["", f"Lifetime (this data dir, {counted(sessions, 'session')}):", _summary(lifetime), *_table(lifetime)]
     lines += [f"  session events remembered by hooks: {events}", "",
               "in = output produced, pages fetched, files indexed; returned = bytes the agent received; "
               "kept out = per call max(0, in − returned); saved = kept out ÷ in; tokens ≈ bytes ÷ 4."]

@@ -31,8 +31,10 @@ async def test_two_exports_of_a_mixed_session_are_byte_identical(client: Client,
     await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh one"})
     await client.call_tool("ctx_execute", {"language": "cobol", "code": "DISPLAY 'HI'"})  # refused: a note
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('py two')"})
-    first = exported(text_of(await client.call_tool("ctx_export", {"path": "one"})))
+    reply = text_of(await client.call_tool("ctx_export", {"path": "one"}))
+    first = exported(reply)
     second = exported(text_of(await client.call_tool("ctx_export", {"path": "two"})))
+    assert "Exported 4 executions" in reply and "(ck-bash, 1 cell)" in reply and "(python3, 2 cells)" in reply
     names = sorted(p.name for p in first.parent.iterdir())
     assert len(names) == 3 and names == sorted(p.name for p in second.parent.iterdir())
     for name in names:

@@ -25,6 +25,7 @@ from ..knowledge.model import Chunk
 from ..knowledge.service import KnowledgeService
 from ..knowledge.terms import is_distinctive, stem, words
 from ..metering import count
+from ..wording import counted
 from .requests import Command, ExecuteRequest, SessionRef
 from .service import ExecutionService
 
@@ -67,8 +68,9 @@ class BatchService:
         chunks = _chunks(results)
         row = await self._knowledge.index_chunks(label=label, chunks=chunks, text=document, kind="batch",
                                                  session_id=session.id, origin="ctx_batch_execute")
-        lines = [f"Ran {len(results)} commands (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
-                 f'output indexed as source "{label}" ({row.chunk_count} sections):']
+        ran = counted(len(results), "command")
+        lines = [f"Ran {ran} (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
+                 f'output indexed as source "{label}" ({counted(row.chunk_count, "section")}):']
         for i, r in enumerate(results, 1):
             size = len(r.output.encode())
             info = f"{r.output.count(chr(10))} lines, {size / 1024:.1f} KB" if r.status != "skipped" else \

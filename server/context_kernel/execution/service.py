@@ -30,6 +30,7 @@ from ..security.call_guard import DenyGuard
 from ..settings import INTENT_THRESHOLD
 from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
+from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
@@ -351,8 +352,9 @@ class ExecutionService:
             return None, label
         assert req.intent is not None
         excerpt = intent_excerpt(full, req.intent, self._limits.return_budget)
-        head = (f"[{excerpt.total_lines} lines / {collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
-                f'source "{label}" ({row.chunk_count} sections{", first 8 MB" if clipped else ""}).')
+        total = counted(excerpt.total_lines, "line")
+        head = (f"[{total} / {collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
+                f'source "{label}" ({counted(row.chunk_count, "section")}{", first 8 MB" if clipped else ""}).')
         if not excerpt.matched_lines:
             return (head + f" No line matches the intent {req.intent!r}; search it: "
                     f'ctx_search(queries=[...], source="{label}")]'), label

@@ -32,6 +32,7 @@ from nbformat import v4
 
 from ..kernels.languages import language_for_kernel
 from ..store.executions import ExecutionRow
+from ..wording import counted
 from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
@@ -84,9 +85,9 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     index = _notebook(kernels[0], kernelspecs, {**meta, "role": "index",
                                                 "notebooks": [paths[k].name for k in kernels]})
     index.cells.append(v4.new_markdown_cell(
-        f"# Table of contents: session {session_id}\n\n{len(rows)} executions in {len(kernels)} kernels. Each "
-        "kernel's cells are in their own notebook (replayable with that kernel); this index tells the whole story "
-        "in order and runs nothing itself."))
+        f"# Table of contents: session {session_id}\n\n{counted(len(rows), 'execution')} in {len(kernels)} kernels. "
+        "Each kernel's cells are in their own notebook (replayable with that kernel); this index tells the whole "
+        "story in order and runs nothing itself."))
     for step, row in enumerate(rows, 1):
         if row.kernel_name in per_kernel and row.status != "refused":
             nb = per_kernel[row.kernel_name]
