@@ -28,7 +28,7 @@ STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}code{background:#f4f4f4;padding:1px 4px}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em}.muted{color:#777}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em}.muted{color:#777}td a{white-space:nowrap}
 """
 
 
@@ -63,7 +63,9 @@ def _session_row(view: SessionView, page_dir: Path) -> str:
     s, e = view.summary, html.escape
     calls = sum(t.calls for t in view.totals)
     returned = sum(t.bytes_returned for t in view.totals)
-    links = " ".join(f'<a href="{e(os.path.relpath(p, page_dir))}">{e(p.name)}</a>' for p in view.exports)
+    # The pages first and the entry point (the shortest name: the index) first among them, one a line.
+    ordered = sorted(view.exports, key=lambda p: (p.suffix != ".html", len(p.name), p.name))
+    links = "<br>".join(f'<a href="{e(os.path.relpath(p, page_dir))}">{e(p.name)}</a>' for p in ordered)
     export_hint = links or f'<code>context-kernel export {e(s.id)} --format html</code>'
     return (f"<tr><td><code>{e(s.id)}</code></td><td>{_when(s.started_at)}</td><td>{e(s.client or '-')}</td>"
             f"<td>{e(', '.join(s.languages) or '-')}</td><td class=n>{s.executions}</td><td class=n>{calls}</td>"

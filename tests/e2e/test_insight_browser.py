@@ -18,14 +18,13 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
+from selenium import webdriver
+from selenium.webdriver.common.by import By
 from tests.conftest import text_of
 
 from context_kernel.settings import Settings
 from context_kernel.store.db import open_engine
 from context_kernel.store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
-
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
-from selenium.webdriver.common.by import By  # noqa: E402
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = [
@@ -71,8 +70,10 @@ async def test_the_page_lists_the_sessions_and_its_links_open_the_exported_noteb
     sessions = browser.find_elements(By.XPATH, "//h2[starts-with(., 'Sessions')]/following-sibling::table[1]//tr[td]")
     assert len(sessions) == 1 and "python, shell" in sessions[0].text
     session = sessions[0].find_element(By.TAG_NAME, "code").text
-    links = {a.text: a for a in sessions[0].find_elements(By.TAG_NAME, "a")}
+    anchors = sessions[0].find_elements(By.TAG_NAME, "a")
+    links = {a.text: a for a in anchors}
     stem = f"session-{session}"
+    assert anchors[0].text == f"{stem}.html"  # the entry point first
     assert sorted(links) == sorted(f"{stem}{part}.{ext}" for part in ("", "-python3", "-ck-bash")
                                    for ext in ("html", "ipynb"))
     if os.environ.get("CONTEXT_KERNEL_UPDATE_SCREENSHOT"):
@@ -119,6 +120,8 @@ def _save_screenshot(browser: webdriver.Chrome) -> None:
     """A small PNG for the docs: the top of the page, reduced to a palette."""
     from PIL import Image
 
-    browser.set_window_size(1100, 640)
+    # This machine's temporary data dir is no one's business in the docs.
+    browser.execute_script("document.querySelector('p.muted code').textContent = '~/.context-kernel';")
+    browser.set_window_size(1280, 760)
     image = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")
     image.quantize(colors=64).save(SCREENSHOT, optimize=True)
