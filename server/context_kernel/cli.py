@@ -41,6 +41,7 @@ from .settings import (
     Settings,
 )
 from .setup.cli import add_parsers as add_setup_parsers
+from .wording import counted
 
 EXIT_GRACE_S = 8.0
 PYTHON_VAR = "CONTEXT_KERNEL_PYTHON"
@@ -324,7 +325,7 @@ async def _insight(settings: Settings, page: Path | None) -> int:
 
     async with AppHolder(settings) as holder:
         done = await (await holder.get()).records.insight(page)
-    print(f"{done.page} ({done.sessions} sessions)")
+    print(f"{done.page} ({counted(done.sessions, 'session')})")
     return 0
 
 

@@ -13,6 +13,7 @@ import anyio
 
 from .kernels.languages import LANGUAGES, Language
 from .settings import Settings
+from .wording import counted
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
     from .kernels.backend import JupyterKernel
@@ -213,8 +214,8 @@ def check_database(settings: Settings) -> list[Check]:
         files = []
     kernel_logs = sum(1 for p in files if p.match(KERNEL_LOG_GLOB))
     size = sum(file_size(p) for p in files)  # a log may go meanwhile (another server's retention)
-    logs = Check("OK", "logs", f"{settings.log_dir}: {len(files)} files, {size / mb:.1f} MB ({kernel_logs} kernel "
-                 f"logs; at most {settings.max_kernel_logs} kept)")
+    logs = Check("OK", "logs", f"{settings.log_dir}: {counted(len(files), 'file')}, {size / mb:.1f} MB "
+                 f"({counted(kernel_logs, 'kernel log')}; at most {settings.max_kernel_logs} kept)")
     return [db, logs]
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .wording import counted
+
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
     from .store.events import SourceTotals, ToolTotals
 
@@ -65,7 +67,7 @@ def render_stats(session_id: str, session: Sequence[ToolTotals], lifetime: Seque
     lines += [_summary(session), *(_table(session) if session else ["  no tool calls yet"])]
     if sources:
         lines += ["  per source (most taken in first):", *_sources(sources)]
-    lines += ["", f"Lifetime (this data dir, {sessions} sessions):", _summary(lifetime), *_table(lifetime)]
+    lines += ["", f"Lifetime (this data dir, {counted(sessions, 'session')}):", _summary(lifetime), *_table(lifetime)]
     lines += [f"  session events remembered by hooks: {events}", "",
               "in = output produced, pages fetched, files indexed; returned = bytes the agent received; "
               "came back = search hits sent later from a source; kept out = in − returned − came back (0 for a "

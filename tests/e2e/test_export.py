@@ -43,7 +43,7 @@ async def test_a_python_session_exports_to_one_valid_notebook(client: Client, pr
     first, image, long, error, refused = nb.cells
     assert first.outputs[0].text == "x is 42\n" and first.metadata.context_kernel.status == "ok"
     assert first.metadata.context_kernel.bytes_returned == len("x is 42")
-    assert "image/png" in image.outputs[0].data
+    assert "image/png" in image.outputs[-1].data
     full = "".join(o.get("text", "") for o in long.outputs if o.get("name") == "stdout")
     assert "2999\n" in full and long.metadata.context_kernel.agent_saw == "trimmed"
     assert "cut" in long.metadata.context_kernel.agent_reply

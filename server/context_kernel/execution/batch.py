@@ -25,6 +25,7 @@ from ..knowledge.model import Chunk
 from ..knowledge.service import KnowledgeService
 from ..knowledge.terms import is_distinctive, stem, words
 from ..metering import count
+from ..wording import counted
 from .requests import Command, ExecuteRequest, SessionRef
 from .service import ExecutionService
 
@@ -69,8 +70,9 @@ class BatchService:
         chunks = _chunks(results)
         row = await self._knowledge.index_chunks(label=label, chunks=chunks, text=document, kind="batch",
                                                  session_id=session.id, origin="ctx_batch_execute", redact=True)
-        lines = [f"Ran {len(results)} commands (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
-                 f'output indexed as source "{label}" ({row.chunk_count} sections):']
+        ran = counted(len(results), "command")
+        lines = [f"Ran {ran} (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
+                 f'output indexed as source "{label}" ({counted(row.chunk_count, "section")}):']
         lines += _inventory_rows(results)
         if any(q.strip() for q in queries):
             reply = await self._knowledge.search(queries, session_id=session.id,

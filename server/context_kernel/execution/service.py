@@ -30,6 +30,7 @@ from ..security.call_guard import DenyGuard
 from ..settings import INTENT_REPLY_BUDGET, INTENT_REPLY_OVERHEAD, INTENT_THRESHOLD
 from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
+from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
@@ -356,7 +357,7 @@ class ExecutionService:
             return None, label
         assert req.intent is not None
         head = (f"[{collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
-                f'source "{label}" ({row.chunk_count} sections{", first 8 MB" if clipped else ""}).')
+                f'source "{label}" ({counted(row.chunk_count, "section")}{", first 8 MB" if clipped else ""}).')
         budget = min(self._limits.return_budget, INTENT_REPLY_BUDGET) - INTENT_REPLY_OVERHEAD
         excerpt = intent_excerpt(full, req.intent, budget)
         found = (f"{excerpt.matched_lines} line(s) hold the intent's words (> marks them)" if excerpt.matched_lines

@@ -179,7 +179,7 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
     """
     place = place or KernelPlace()
     nb = nbformat.read(path, as_version=4)
-    if nb.metadata.get("kernelspec"):
+    if nb.metadata.get("kernelspec") and not nb.metadata.get("context_kernel", {}).get("notebooks"):
         return _replay_one(path, nb, timeout_s, cwd, place)
     listed = nb.metadata.get("context_kernel", {}).get("notebooks")
     if not listed:

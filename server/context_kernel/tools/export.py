@@ -8,6 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ..wording import counted
 from .context import ServerState, app_and_session, text_result
 
 EXPORT_DOC = (
@@ -25,6 +26,6 @@ async def ctx_export(
 ) -> CallToolResult:
     app, current = await app_and_session(ctx)
     done = await app.export.export(session or current.id, path, html=format == "html", redact=redact)
-    others = "".join(f"\n- {nb.path} ({nb.kernel_name}, {nb.cells} cells)" for nb in done.notebooks[1:])
-    text = f"Exported {done.executions} executions{' (secrets redacted)' if redact else ''} to {done.main}"
+    others = "".join(f"\n- {nb.path} ({nb.kernel_name}, {counted(nb.cells, 'cell')})" for nb in done.notebooks[1:])
+    text = f"Exported {counted(done.executions, 'execution')}{' (secrets redacted)' if redact else ''} to {done.main}"
     return text_result(text + (f"; per-kernel notebooks:{others}" if others else ""))

@@ -12,6 +12,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ..wording import counted
 from .context import ServerState, app_and_session, text_result
 
 INDEX_DOC = (
@@ -43,13 +44,13 @@ async def ctx_index(
                                        session_id=session.id)
     if content is not None:
         row, label = report.sources[0], report.root_label
-        return text_result(f'Indexed {row.chunk_count} sections ({row.code_chunks} with code) as "{label}".')
+        return text_result(f'Indexed {counted(row.chunk_count, "section")} ({row.code_chunks} with code) as "{label}".')
     files = len(report.sources)
     skipped = "; skipped: " + ", ".join(f"{n} {why}" for why, n in report.skipped.items()) if report.skipped else ""
-    what = f"{files} files, " if files != 1 or report.skipped else ""
+    what = f"{counted(files, 'file')}, " if files != 1 or report.skipped else ""
     if report.removed:
-        skipped += f"; removed {len(report.removed)} file(s) this walk no longer covers"
-    return text_result(f'Indexed {what}{report.sections} sections ({report.code_sections} with code) as '
+        skipped += f"; removed {counted(len(report.removed), 'file')} this walk no longer covers"
+    return text_result(f'Indexed {what}{counted(report.sections, "section")} ({report.code_sections} with code) as '
                        f'"{report.root_label}"{skipped}. Search with ctx_search(queries=[...], '
                        f'source="{report.root_label}").')
 

@@ -11,22 +11,24 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
-from pydantic import ValidationError
+from mcp.types import CallToolResult, InputRequiredResult, Resource, TextContent, Tool
+from pydantic import AnyUrl, ValidationError
 
 from .. import __version__
 from ..app import AppHolder
 from ..errors import ContextKernelError
 from ..metering import CallRecord, metering
+from ..published import Published
 from ..settings import Settings
-from . import batch, execute, export, fetch, knowledge, meta
+from . import batch, execute, export, fetch, knowledge, meta, offerings
 from .context import ServerState, holder_and_session, text_result
 from .schema import compact_schema
 from .sessions import SESSION_META_KEY, SessionIds
@@ -101,11 +103,22 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
 
 
 class ContextKernelServer(MCPServer[ServerState]):
-    """MCPServer plus compact schemas in tools/list, the error boundary and byte accounting of every call."""
+    """MCPServer plus compact schemas in tools/list, the error boundary, byte accounting of every call,
+    and the exports and insight page as resources (offerings.py)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, published: Published, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._unrecorded: list[CallRecord] = []
+        self._published = published
+
+    async def list_resources(self) -> list[Resource]:
+        return [*await super().list_resources(), *await offerings.resources(self._published)]
+
+    async def read_resource(self, uri: AnyUrl | str, context: Context[ServerState, Any] | None = None,
+                            ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        if self._published.owns(str(uri)):
+            return await offerings.read(self._published, str(uri))
+        return await super().read_resource(uri, context)
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
@@ -163,6 +176,7 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
 
     server = ContextKernelServer(
         "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
+        published=Published(settings.export_dir, settings.insight_page),
     )
     server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC)
     server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC)
@@ -176,4 +190,5 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
     server.add_tool(meta.ctx_doctor, name="ctx_doctor", description=meta.DOCTOR_DOC)
     server.add_tool(meta.ctx_upgrade, name="ctx_upgrade", description=meta.UPGRADE_DOC)
     server.add_tool(meta.ctx_insight, name="ctx_insight", description=meta.INSIGHT_DOC)
+    server.add_prompt(offerings.routing_prompt())
     return server
