@@ -53,23 +53,20 @@ async def check_python(python: ProjectPython) -> Check:
 async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check]:
     """Where the javascript/typescript and R kernels load the project's packages from, and why
     (kernels/project_libraries.py). R's line runs R's startup as the kernel's (no kernel is started)."""
-    from jupyter_client.kernelspec import NoSuchKernel
-
     from .kernels.project_libraries import describe_node, describe_r, r_libraries, r_library_command
-    from .kernels.specs import spec_manager
+    from .kernels.specs import find_spec
 
     # Not "javascript ..."/"r ...": a subject that starts with a language's name is that language's kernel line.
     checks = [Check("OK", "JavaScript libraries", describe_node(settings.project_dir))]
-    try:
-        spec = spec_manager(settings.kernels_dir).get_kernel_spec("ir")
-    except NoSuchKernel:  # no R kernel: its kernel line says how to install it
+    spec = find_spec("ir", settings.kernels_dir)
+    if spec is None:  # no R kernel: its kernel line says how to install it
         return checks
     command = r_library_command(spec.argv, spec.resource_dir)
     if command is None or "--no-init-file" not in command:
         whose = "IRkernel's own" if command is None else "from an older kernels/install.sh"
         checks.append(Check("WARN", "R libraries", f"the ir kernelspec ({spec.resource_dir}) is {whose}: a profile "
                             "that activates renv hides IRkernel from it, and an renv library no profile activates "
-                            "is not used — run bash kernels/install.sh"))
+                            "is not used — run: context-kernel kernels install"))
         return checks
     found = await r_libraries(command, settings.project_dir, env)
     if isinstance(found, str):
@@ -131,11 +128,11 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
 
 def stock_irkernel(settings: Settings) -> str | None:
     """Why the `ir` kernelspec found is not ours (IRkernel behind kernels/ir/launch.R), or None."""
-    from .kernels.specs import spec_manager
+    from .kernels.specs import find_spec
 
     # Stock IRkernel dies when an interrupt lands while it sets up a cell or sends output.
-    spec = spec_manager(settings.kernels_dir).get_kernel_spec("ir")
-    if any("launch.R" in arg for arg in spec.argv):
+    spec = find_spec("ir", settings.kernels_dir)
+    if spec is None or any("launch.R" in arg for arg in spec.argv):
         return None
     return (f"stock IRkernel ({spec.resource_dir}), which a timeout can kill; ours survives interrupts — "
             "run: context-kernel kernels install")

@@ -360,5 +360,5 @@ def test_doctor_says_when_the_r_kernelspec_predates_project_libraries(
     (spec / "kernel.json").write_text(json.dumps(manifest))
     assert doctor_r_line(tmp_path, project) == (
         f"[WARN] R libraries: the ir kernelspec ({spec}) is from an older kernels/install.sh: a profile that activates "
-        "renv hides IRkernel from it, and an renv library no profile activates is not used — run bash "
-        "kernels/install.sh")
+        "renv hides IRkernel from it, and an renv library no profile activates is not used — run: context-kernel "
+        "kernels install")

@@ -294,7 +294,7 @@ function notFound(err, spec) {
 }
 
 function setupError() {
-  const err = new Error('the npm package "typescript" is missing: run kernels/install.sh');
+  const err = new Error('the npm package "typescript" is missing: run context-kernel kernels install');
   err.name = 'KernelSetupError';
   return err;
 }
