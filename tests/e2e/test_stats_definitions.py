@@ -160,3 +160,18 @@ async def test_a_fetched_page_searched_back(client: Client, page: tuple[str, int
     assert row["in"] == approx(body / KB) and row["back"] == approx(back / KB)
     assert row["kept"] == approx((body - own_reply - back) / KB)
     assert source_row(stats, url)["back"] == approx(back / KB)
+
+
+@pytest.mark.kernels
+async def test_a_batch_whose_queries_search_its_own_output_is_not_counted_twice(client: Client) -> None:
+    loop = "for i in $(seq 1 400); do echo \"part {n} row $i gauge $((i % 17))\"; done"
+    commands = [{"label": f"part {n}", "command": loop.format(n=n)} for n in range(3)]
+    result = await client.call_tool("ctx_batch_execute", {"commands": commands, "queries": ["gauge 5 row"]})
+    assert not result.is_error, text_of(result)
+    produced = sum(len(f"part {n} row {i} gauge {i % 17}\n") for n in range(3) for i in range(1, 401))
+    reply = text_of(result)
+    stats = text_of(await client.call_tool("ctx_stats", {}))
+    row = tool_row(stats, "ctx_batch_execute")
+    # Its hits are part of its own reply: they come back once, not once in the reply and once more.
+    assert row["in"] == approx(produced / KB) and row["back"] == approx(hits_bytes(reply.split("\n\n", 1)[1]) / KB)
+    assert row["kept"] == approx((produced - len(reply.encode())) / KB)
