@@ -227,7 +227,7 @@ def cached_shapes(cache_dir: Path) -> SecretShapes:
             return SecretShapes([(str(s), int(f)) for s, f in doc["patterns"]])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing, torn or from another version: rebuilt below
-    shapes = SecretShapes(library_patterns())
+    shapes = default_shapes()
     _write_atomically(path, json.dumps({"detect_secrets": version, "patterns": shapes.library}))
     return shapes
 
