@@ -176,7 +176,7 @@ async def _warm_secret_shapes(home: Path) -> None:
 
     try:
         await anyio.to_thread.run_sync(cached_shapes, home / "cache")
-    except Exception:  # noqa: BLE001 - a warm-up: the first redaction will raise it where it matters
+    except Exception:  # a warm-up: the first redaction raises it again where it matters
         log.exception("could not read detect-secrets' patterns in advance")
 
 
