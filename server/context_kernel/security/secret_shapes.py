@@ -107,7 +107,9 @@ _OWN_RULES: tuple[_Rule, ...] = (
     _Rule(re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://([^\s:/@\[\]]{16,})@"), group=1, accept=_mixed),
     _Rule(re.compile(_CMD + r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
                      r"[^\n|;&]*?(?<!\S)-p([^\s'\"]+|'[^']*'|\"[^\"]*\")"), group=1),
-    _Rule(re.compile(r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?['\"]?[^\s:'\"]*:([^\s'\"]+)"), group=1),
+    # `-u 1000:1000` (docker run, chown-like tools) is a uid:gid, not a user and a password.
+    _Rule(re.compile(r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?!\d+:\d+(?!\S))['\"]?[^\s:'\"]*:([^\s'\"]+)"),
+          group=1),
     _Rule(re.compile(_CMD + r"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b[^\n|;&]*?\blogin\b[^\n|;&]*?"
                      r"(?<!\S)-p(?:[ \t]+|=)?['\"]?([^\s'\"]+)"), group=1),
     _Rule(re.compile(_CMD + r"sshpass\b[^\n|;&]*?(?<!\S)-p[ \t]*['\"]?([^\s'\"]+)"), group=1),
