@@ -23,6 +23,8 @@ import anyio.abc
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .doctor import Check, KernelFactory
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
@@ -133,6 +135,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 
     tg.start_soon(cull_loop)
     tg.start_soon(_retention_loop, db, settings)
+    tg.start_soon(_warm_secret_shapes, settings.home)
 
     def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         tg.start_soon(fn)
@@ -172,6 +175,18 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                               after_purge=execution.forget_sessions),
         _resources=Resources(db, pool, fetcher),
     )
+
+
+async def _warm_secret_shapes(home: Path) -> None:
+    """Read detect-secrets' plugins now (~110 ms, on a worker thread) rather than on the database
+    thread at the first ingestion, and leave their patterns in the cache the hooks read, so no
+    hook pays the import."""
+    from .security.secret_shapes import cached_shapes
+
+    try:
+        await anyio.to_thread.run_sync(cached_shapes, home / "cache")
+    except Exception:  # a warm-up: the first redaction raises it again where it matters
+        log.exception("could not read detect-secrets' patterns in advance")
 
 
 async def _retention_loop(db: Database, settings: Settings) -> None:

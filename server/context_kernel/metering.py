@@ -27,8 +27,11 @@ class Meter:
     """Bytes of search hits this call's reply brought back, per source label."""
 
     def kept_out(self, bytes_returned: int) -> int:
-        """What this call kept out of the context (stats.py defines it)."""
-        return 0 if self.shown_whole else max(0, self.bytes_in - bytes_returned)
+        """What this call kept out of the context (stats.py defines it). Search hits in its reply
+        (a batch's queries) are charged to the sources they came from, not to what it took in."""
+        if self.shown_whole:
+            return 0
+        return max(0, self.bytes_in - max(0, bytes_returned - sum(self.sources_back.values())))
 
 
 _current: ContextVar[Meter | None] = ContextVar("context_kernel_meter", default=None)

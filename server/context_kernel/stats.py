@@ -8,8 +8,9 @@ Definitions (docs/stats.md repeats them; the reply prints the short form):
 - came back: bytes of the search hits (`### title — source: X` and the snippet) that ctx_search
   later sent from a source; counted for the source and for the tool that first took it in.
 - kept out, of a call: 0 when its reply carried everything it took in (a cell's whole output),
-  else max(0, in − returned). Of a tool: its calls' kept out less what came back from its
-  sources, never below 0. Of a source: max(0, in − came back). Total: the tools' kept out, summed.
+  else max(0, in − (returned − the search hits in it)): hits are charged to their sources. Of a
+  tool: its calls' kept out less what came back from its sources, never below 0. Of a source:
+  max(0, in − came back). Total: the tools' kept out, summed.
 - saved: kept out ÷ in; "n/a" while nothing was taken in.
 - tokens: ≈ bytes ÷ 4, a rule of thumb for English text and code, not a tokenizer count.
 So indexing a 114 KB file and searching 30 KB of it back keeps out 114 − 30 KB (less the index

@@ -20,6 +20,10 @@ import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
 
+from context_kernel.settings import Settings
+from context_kernel.store.db import open_engine
+from context_kernel.store.executions import ExecutionRepository
+
 pytestmark = pytest.mark.anyio
 KB = 1024
 TOLERANCE = 0.06  # figures are printed in KB with one decimal
@@ -75,13 +79,19 @@ async def test_an_empty_session_saved_nothing(client: Client) -> None:
 
 
 @pytest.mark.kernels
-async def test_outputs_shown_whole_keep_nothing_out(client: Client) -> None:
+async def test_outputs_shown_whole_keep_nothing_out(client: Client, settings: Settings) -> None:
     for _ in range(3):  # 10 bytes produced, 9 shown (the reply drops the final newline): nothing kept out
         done = await client.call_tool("ctx_execute", {"language": "python", "code": "print('123456789')"})
         assert not done.is_error
     took, kept, saved = summary(text_of(await client.call_tool("ctx_stats", {})))
     assert (kept, saved) == (0.0, "0.0%")  # was 10.0%: the missing newline counted as kept out
     assert took == approx(30 / KB)
+    # `context-kernel sessions` and the insight page count executions the same way.
+    engine = open_engine(settings.db_path)
+    try:
+        assert [(s.bytes_produced, s.bytes_kept_out) for s in ExecutionRepository(engine).sessions()] == [(30, 0)]
+    finally:
+        engine.dispose()
 
 
 async def test_an_indexed_file_searched_back_keeps_out_only_what_stayed_out(client: Client, project: Path) -> None:
@@ -160,3 +170,18 @@ async def test_a_fetched_page_searched_back(client: Client, page: tuple[str, int
     assert row["in"] == approx(body / KB) and row["back"] == approx(back / KB)
     assert row["kept"] == approx((body - own_reply - back) / KB)
     assert source_row(stats, url)["back"] == approx(back / KB)
+
+
+@pytest.mark.kernels
+async def test_a_batch_whose_queries_search_its_own_output_is_not_counted_twice(client: Client) -> None:
+    loop = "for i in $(seq 1 400); do echo \"part {n} row $i gauge $((i % 17))\"; done"
+    commands = [{"label": f"part {n}", "command": loop.format(n=n)} for n in range(3)]
+    result = await client.call_tool("ctx_batch_execute", {"commands": commands, "queries": ["gauge 5 row"]})
+    assert not result.is_error, text_of(result)
+    produced = sum(len(f"part {n} row {i} gauge {i % 17}\n") for n in range(3) for i in range(1, 401))
+    reply = text_of(result)
+    stats = text_of(await client.call_tool("ctx_stats", {}))
+    row = tool_row(stats, "ctx_batch_execute")
+    # Its hits are part of its own reply: they come back once, not once in the reply and once more.
+    assert row["in"] == approx(produced / KB) and row["back"] == approx(hits_bytes(reply.split("\n\n", 1)[1]) / KB)
+    assert row["kept"] == approx((produced - len(reply.encode())) / KB)

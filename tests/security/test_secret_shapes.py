@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.security.secret_probe import PEM_BODY, PROBE, SECRETS, WALKTHROUGH_PROMPTS
 
 from context_kernel.security import REDACTED, redact_text
@@ -58,7 +60,7 @@ def test_flag_and_prose_forms(text: str, expected: str) -> None:
     "mysql -h db -P 3306 -p shop",
     "the token is expired; the password is wrong; my password is too short",
     "pip install scikit-learn && python -m sk-learn-benchmarks",
-    "docker run -p 8080:80 nginx",
+    "docker run -p 8080:80 -u 1000:1000 nginx",
     "uuid 123e4567-e89b-12d3-a456-426614174000 and 10.0.0.1 and 93.184.216.34",
 ])
 def test_ordinary_commands_and_ids_are_left_alone(text: str) -> None:
@@ -100,3 +102,17 @@ def test_large_output_loses_every_probe_secret_wherever_it_was_printed(seed: int
 def test_small_output_is_redacted_whole() -> None:
     text = f"key: 'one\n{'x' * 30}'"  # a quoted value across lines: only the whole-text rules see it
     assert redact_output(text) == redact_text(text)
+
+
+_context = st.text(alphabet=st.sampled_from(list("abc XYZ019=:,.;()[]{}'\"\n\t-_/@")), max_size=30)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.sampled_from(sorted(PROBE)), before=_context, after=_context, gap=st.sampled_from([" ", "\n", "; "]))
+def test_a_probe_secret_does_not_survive_whatever_text_surrounds_it(shape: str, before: str, after: str,
+                                                                    gap: str) -> None:
+    # Each secret stands in the sentence it was found in, with arbitrary text on either side.
+    text = f"{before}{gap}{PROBE[shape]}{gap}{after}"
+    clean = redact_text(text)
+    assert [s for s in SECRETS if s in clean] == []
+    assert redact_output(text) == clean

@@ -107,7 +107,9 @@ _OWN_RULES: tuple[_Rule, ...] = (
     _Rule(re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://([^\s:/@\[\]]{16,})@"), group=1, accept=_mixed),
     _Rule(re.compile(_CMD + r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
                      r"[^\n|;&]*?(?<!\S)-p([^\s'\"]+|'[^']*'|\"[^\"]*\")"), group=1),
-    _Rule(re.compile(r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?['\"]?[^\s:'\"]*:([^\s'\"]+)"), group=1),
+    # `-u 1000:1000` (docker run, chown-like tools) is a uid:gid, not a user and a password.
+    _Rule(re.compile(r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?!\d+:\d+(?!\S))['\"]?[^\s:'\"]*:([^\s'\"]+)"),
+          group=1),
     _Rule(re.compile(_CMD + r"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b[^\n|;&]*?\blogin\b[^\n|;&]*?"
                      r"(?<!\S)-p(?:[ \t]+|=)?['\"]?([^\s'\"]+)"), group=1),
     _Rule(re.compile(_CMD + r"sshpass\b[^\n|;&]*?(?<!\S)-p[ \t]*['\"]?([^\s'\"]+)"), group=1),
@@ -227,7 +229,7 @@ def cached_shapes(cache_dir: Path) -> SecretShapes:
             return SecretShapes([(str(s), int(f)) for s, f in doc["patterns"]])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing, torn or from another version: rebuilt below
-    shapes = SecretShapes(library_patterns())
+    shapes = default_shapes()
     _write_atomically(path, json.dumps({"detect_secrets": version, "patterns": shapes.library}))
     return shapes
 

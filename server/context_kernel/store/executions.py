@@ -107,11 +107,14 @@ class SessionSummary:
     bytes_returned: int
     not_run: int = 0
     """Calls that never reached a kernel (refused, or their kernel could not be had)."""
+    kept: int | None = None
+    """per execution, 0 when the reply showed the whole output, else max(0, produced − returned)"""
 
     @property
     def bytes_kept_out(self) -> int:
-        """Output the session's code produced that never entered the conversation."""
-        return max(0, self.bytes_produced - self.bytes_returned)
+        """Output the session's code produced that never entered the conversation (a reply that
+        showed all of it kept nothing out, whatever its length: ctx_stats' definition, stats.py)."""
+        return max(0, self.bytes_produced - self.bytes_returned) if self.kept is None else self.kept
 
 
 class ExecutionRepository:
@@ -190,13 +193,16 @@ class ExecutionRepository:
                 f"group_concat(DISTINCT CASE WHEN NOT {not_run} THEN e.language END) AS languages, "
                 f"coalesce(sum(CASE WHEN {not_run} THEN 1 ELSE 0 END), 0) AS not_run, "
                 "coalesce(sum(e.bytes_produced), 0) AS produced, "
-                "coalesce(sum(e.bytes_returned), 0) AS returned FROM sessions s "
+                "coalesce(sum(e.bytes_returned), 0) AS returned, "
+                "coalesce(sum(CASE WHEN e.returned_kind = 'full' THEN 0 "
+                "ELSE max(e.bytes_produced - e.bytes_returned, 0) END), 0) AS kept FROM sessions s "
                 "LEFT JOIN executions e ON e.session_id = s.id GROUP BY s.id ORDER BY s.started_at DESC"
             )).mappings().all()
         return [SessionSummary(id=r["id"], client=r["client"], started_at=r["started_at"],
                                project_dir=r["project_dir"], executions=r["executions"],
                                languages=sorted(filter(None, (r["languages"] or "").split(","))),
-                               bytes_produced=r["produced"], bytes_returned=r["returned"], not_run=r["not_run"])
+                               bytes_produced=r["produced"], bytes_returned=r["returned"], not_run=r["not_run"],
+                               kept=r["kept"])
                 for r in rows]
 
     def get(self, execution_id: int) -> ExecutionRow | None:
