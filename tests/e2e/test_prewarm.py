@@ -23,8 +23,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 def params(home: Path, project: Path, **env: str) -> StdioServerParameters:
     cmd = server_command("--project", str(project))
-    return StdioServerParameters(command=cmd[0], args=cmd[1:],
-                                 env={**os.environ, "CONTEXT_KERNEL_HOME": str(home), **env})
+    return StdioServerParameters(command=cmd[0], args=cmd[1:], env={
+        **os.environ, "CONTEXT_KERNEL_HOME": str(home), "CONTEXT_KERNEL_PREWARM": "3", **env})
 
 
 def kernel_pids(home: Path) -> set[int]:
