@@ -100,6 +100,10 @@ class App:
         with anyio.CancelScope(shield=True):
             await res.fetcher.aclose()
 
+    def pool_spares(self) -> list[tuple[str, int | None, float]]:
+        """(kernel name, pid, seconds idle) of the prewarmed kernels no session took yet (ctx_doctor)."""
+        return [(name, kernel.pid, idle) for name, kernel, idle in self._resources.pool.spares()]
+
     def close_store(self) -> None:
         self._resources.db.close()
 
@@ -206,6 +210,27 @@ async def _retention_loop(db: Database, settings: Settings) -> None:
         await anyio.sleep(RETENTION_EVERY_S)
 
 
+def prewarmed_check(spares: list[tuple[str, int | None, float]]) -> Check:
+    """ctx_doctor's line for the kernels started ahead of the first call that no session took yet."""
+    from .doctor import Check
+    from .lifeline import descendants
+
+    if not spares:
+        return Check("OK", "prewarmed kernels", "none idle (every one started ahead was taken by a call, or none was)")
+    parts = []
+    for name, pid, idle_s in spares:
+        rss = 0
+        for proc in [pid, *descendants(pid)] if pid is not None else []:
+            try:
+                with open(f"/proc/{proc}/status", encoding="ascii", errors="replace") as f:
+                    rss += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+            except OSError:
+                continue  # gone meanwhile
+        parts.append(f"{name} (idle {idle_s:.0f} s, {rss / 1024:.0f} MB RSS)")
+    return Check("OK", "prewarmed kernels", f"{len(spares)} idle, waiting for a session's first call: "
+                 + ", ".join(parts))
+
+
 class AppHolder:
     """Async context manager for the server's lifespan; builds the App once, on first use.
 
@@ -253,7 +278,10 @@ class AppHolder:
         from .doctor import collect
 
         python = project_python(self.settings)
-        return await collect(self.settings, True, kernel_factory(self.settings, python), python)
+        checks = await collect(self.settings, True, kernel_factory(self.settings, python), python)
+        if self._app is not None:
+            checks.append(prewarmed_check(self._app.pool_spares()))
+        return checks
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run `fn` in the lifespan's task group: work that must not delay the reply being sent."""

@@ -25,6 +25,8 @@ INTENT_REPLY_OVERHEAD = 700
 # hook reported) the agent's context may no longer hold it, so it is sent again.
 DEFAULT_RESEND_AFTER_S = 3600.0
 DEFAULT_TIMEOUT_MS = 120_000
+# Warm from the first call: python plus the project's two most recent other languages.
+DEFAULT_PREWARM = 3
 MAX_TIMEOUT_MS = 3_600_000
 
 
@@ -60,6 +62,9 @@ class Settings:
     max_timeout_ms: int = MAX_TIMEOUT_MS
     kernel_idle_cull_s: float = 1800.0
     max_kernels: int = 16
+    prewarm_kernels: int = 0
+    """Kernels started once a client connects, before its first call: python, then the project's most
+    recently used languages. The CLI's default is DEFAULT_PREWARM; 0 (the tests' default) starts none."""
     progress_interval_s: float = 5.0
     kernel_start_timeout_s: float = 60.0
     fetch_strict: bool = False

@@ -153,6 +153,22 @@ class ExecutionService:
         return await self._complete(record, req, session, language, collector, outcome, clamp_note, kernel,
                                     stopped)
 
+    async def prewarm(self, count: int) -> list[str]:
+        """Start, before any call asks, the python kernel and the languages this project used most
+        recently (`count` kernels in all, within the pool's room); returns the kernel names started."""
+        if count <= 0:
+            return []
+        recent = await self._db.run(self._executions.recent_languages, str(self._project_dir), count)
+        names: list[str] = []
+        for language in ["python", *recent]:
+            try:
+                lang = resolve_language(language)
+            except ContextKernelError:
+                continue  # a language of an older version, or a kernelspec's own name
+            python = lang.name == "python" and self._python is not None
+            names.append(self._python.kernel_name if python and self._python else lang.kernel_name)
+        return await self._pool.prewarm(list(dict.fromkeys(names))[:count])
+
     def _resolve(self, req: ExecuteRequest) -> tuple[Language | None, str]:
         if req.kernel:
             # The kernel decides; `language` only names one for a kernelspec we do not know.

@@ -183,6 +183,16 @@ class ExecutionRepository:
                 {**end.__dict__, "now": now, "id": execution_id},
             )
 
+    def recent_languages(self, project_dir: str, limit: int) -> list[str]:
+        """The languages this project's cells ran in (warm kernels, not refused), most recently used first."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT e.language, max(e.started_at) AS last FROM executions e JOIN sessions s ON s.id = e.session_id "
+                "WHERE s.project_dir = :project AND e.language IS NOT NULL AND e.fresh = 0 AND e.background = 0 "
+                "AND e.status != 'refused' GROUP BY e.language ORDER BY last DESC LIMIT :limit"
+            ), {"project": project_dir, "limit": limit}).all()
+        return [r[0] for r in rows]
+
     def sessions(self) -> list[SessionSummary]:
         """Every recorded session, newest first, with what export and `context-kernel sessions` show."""
         with self._engine.connect() as conn:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -168,6 +169,37 @@ class ContextKernelServer(MCPServer[ServerState]):
             log.exception("could not record %d tool call(s)", len(calls))
 
 
+class WarmStart:
+    """Middleware: once the client has connected, start the App and its prewarm kernels in the background.
+
+    Triggered after the first inbound message other than `initialize` has been handled (with the
+    2025 handshake that is `notifications/initialized`, which the client sends once it has our
+    initialize reply; a stateless 2026-07-28 client sends no handshake, so it is its first request),
+    so the work never delays the initialize reply. The first call's kernel then is (or is being)
+    started already; a call that arrives while a spare starts waits for that spare.
+    """
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._done = count <= 0
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if not self._done and ctx.method != "initialize":
+            self._done = True
+            state: ServerState = ctx.lifespan_context
+            state.holder.spawn(lambda: _prewarm(state.holder, self._count))
+        return result
+
+
+async def _prewarm(holder: AppHolder, count: int) -> None:
+    try:
+        app = await holder.get()
+        await app.execution.prewarm(count)
+    except Exception:
+        log.warning("prewarming kernels failed", exc_info=True)
+
+
 def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKernelServer:
     @asynccontextmanager
     async def lifespan(_server: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
@@ -177,6 +209,7 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
     server = ContextKernelServer(
         "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
         published=Published(settings.export_dir, settings.insight_page),
+        middleware=[WarmStart(min(settings.prewarm_kernels, settings.max_kernels))],
     )
     server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC)
     server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC)
