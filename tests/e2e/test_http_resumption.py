@@ -7,10 +7,14 @@ A real `serve --transport http` behind a TCP proxy that cuts the response stream
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -18,7 +22,7 @@ from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCResponse
 from starlette.types import Message, Receive, Scope, Send
 from tests.conftest import text_of
-from tests.e2e.http_harness import HttpServer, http_server
+from tests.e2e.http_harness import HttpServer, http_server, tools_call
 from tests.e2e.stream_dropper import stream_dropper
 
 from context_kernel.tools.resumption import SessionBinding, SessionEventStore
@@ -103,3 +107,49 @@ async def test_the_event_store_replays_a_stream_only_to_the_session_it_belongs_t
         replayed[(session, event_of)] = got
     assert replayed[("a", "a")] == [reply["a"]] and replayed[("b", "b")] == [reply["b"]]
     assert replayed[("b", "a")] == []
+
+
+@pytest.mark.kernels
+async def test_on_the_stateless_protocol_a_closed_stream_cancels_the_call_and_frees_the_kernel(
+        server: HttpServer, project: Path) -> None:
+    """2026-07-28 has nothing to resume: closing the stream is the protocol's cancel. The cell is
+    interrupted (not left holding the kernel until it ends by itself), and what it printed is kept."""
+    # The cell says it runs through a FIFO: its write waits for the test's read, so no polling.
+    started = project / "started"
+    os.mkfifo(started)
+    cell = ("import os, time\nprint('waiting', flush=True)\nopen('started', 'w').write('running')\n"
+            "for _ in range(1200):\n    time.sleep(0.05)\nopen('finished', 'w').close()")
+    named = {**server.auth(), "x-context-kernel-session": "drop-test"}
+    async with httpx2.AsyncClient(timeout=60) as http:
+        headers, body = tools_call("ctx_execute", {"language": "python", "code": cell})
+        try:
+            with anyio.fail_after(60):
+                async with http.stream("POST", server.url, headers={**headers, **named}, content=body) as response:
+                    said = await anyio.to_thread.run_sync(started.read_text, abandon_on_cancel=True)
+                    assert said == "running" and response.status_code == 200
+        finally:
+            _unblock(started)
+        # The stream is closed; the next call of the session gets the kernel at once, not after a minute.
+        with anyio.fail_after(40):
+            headers, body = tools_call("ctx_execute", {"language": "python",
+                                                        "code": "print(os.path.exists('finished'))"})
+            after = await http.post(server.url, headers={**headers, **named}, content=body)
+            headers, body = tools_call("ctx_export", {})
+            exported = await http.post(server.url, headers={**headers, **named}, content=body)
+    assert _text(after) == "False"
+    notebook = anyio.Path(_text(exported).split(" to ", 1)[1].split(";")[0])
+    first = json.loads(await notebook.read_text())["cells"][0]
+    assert first["metadata"]["context_kernel"]["status"] == "interrupted"
+    texts = [o.get("text", "") for o in first["outputs"]]
+    assert texts[0] == "waiting\n" and "cancelled while it ran" in texts[-1]
+
+
+def _unblock(fifo: Path) -> None:
+    """Open the FIFO's other end, so a reader the cell never answered does not block a thread forever."""
+    with contextlib.suppress(OSError):  # no reader waiting (ENXIO): nothing to unblock
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def _text(response: httpx2.Response) -> str:
+    assert response.status_code == 200, response.text
+    return "".join(block.get("text", "") for block in response.json()["result"]["content"])

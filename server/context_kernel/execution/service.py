@@ -116,6 +116,7 @@ class ExecutionService:
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         stack = AsyncExitStack()
+        run: CellRun | None = None
         try:
             kernel = await self._kernel(stack, req, session, kernel_name)
             stopped = None if req.fresh or req.background else self._pool.take_notice(session.id, kernel_name)
@@ -144,10 +145,19 @@ class ExecutionService:
             ))
             raise
         except BaseException:
-            await stack.aclose()
-            # Cancelled (client went away) or a bug: the record must not stay `pending` forever.
+            # Cancelled (the client went away — on the 2026-07-28 protocol closing the response
+            # stream is how a client cancels — or the server is stopping) or a bug. A cell left
+            # running would hold the kernel and delay the session's next call, its output
+            # unrecorded: interrupt it (bounded), keep what it printed, never leave it `pending`.
             with _shielded():
-                await record.finish(ExecutionEnd(status="interrupted"))
+                if run is not None and not run.finished:
+                    with anyio.move_on_after(2 * self._limits.restart_timeout_s):
+                        await run.stop_after_timeout(self._limits.restart_timeout_s)
+                    await run.flush()
+                await stack.aclose()
+                await record.finish(ExecutionEnd(
+                    status="interrupted", bytes_produced=collector.bytes_produced,
+                    note="cancelled while it ran (the client went away or the server stopped)"))
             raise
         await stack.aclose()
         return await self._complete(record, req, session, language, collector, outcome, clamp_note, kernel,

@@ -193,8 +193,10 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
             f"[context-kernel: the agent was shown {agent_view(meta)}; see cell metadata "
             "context_kernel.agent_reply]\n")))
     if status == "interrupted":
+        why = ("the call was cancelled while it ran (the client went away, or the server stopped) and the cell was "
+               "interrupted" if row.status == "interrupted" else "the server stopped while it ran")
         cell.outputs.append(v4.new_output("stream", name="stderr", text=(
-            "[context-kernel: this cell never finished — the server stopped while it ran; replay skips it]\n")))
+            f"[context-kernel: this cell never finished — {why}; replay skips it]\n")))
     elif status == "timeout":
         meta["timeout_ms"] = row.timeout_ms
         limit = f"{row.timeout_ms / 1000:g} s" if row.timeout_ms else "its time limit"
