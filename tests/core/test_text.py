@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -118,3 +120,16 @@ def test_a_flood_of_repeats_costs_few_steps_per_chunk() -> None:
         buf.feed(chunk)
     assert buf.total_lines == 4_000_000
     assert buf.render() == "yes\n[… the line above repeated 3,999,999 more times]\n"
+
+
+def test_a_flood_of_one_line_after_the_budget_is_spent_still_collapses() -> None:
+    buf = HeadTail(8192)
+    data = "".join(f"line {i}\n" for i in range(10_000)) + "x\n" * 1_000_000 + "end\n"
+    for at in range(0, len(data), 65536):  # the flood arrives in chunks, the tail already full
+        buf.feed(data[at:at + 65536])
+    out = buf.render()
+    # Was one literal "x" per chunk (31 of them) before the marker.
+    tail = re.search(r"\nline \d+\nx\n\[… the line above repeated ([\d,]+) more times\]\nend\n$", out)
+    assert tail is not None and int(tail.group(1).replace(",", "")) > 900_000, out[-200:]
+    assert buf.total_lines == 1_010_001
+    assert buf.cut_lines + buf.collapsed_lines + out.count("\n") - 2 == buf.total_lines  # less the two markers

@@ -129,9 +129,16 @@ class HeadTail:
         cut = data.rfind("\n", start, max(start, end - self._tail_budget)) + 1
         if cut <= start or data.find("\n", cut, cut + self._tail_budget) < 0:
             return start
-        if self._repeats and self._last is not None:  # pending repeats precede what is skipped: cut too
+        last = self._last
+        if last is not None and _copies(data, start, cut, last) * len(last) == cut - start:
+            # A flood of the last line: the copies are repeats, not lines the tail would lose.
+            copies = (cut - start) // len(last)
+            self.total_lines += copies
+            self._repeats += copies
+            return cut
+        if self._repeats and last is not None:  # pending repeats precede what is skipped: cut too
             self.cut_lines += self._repeats
-            self.cut_bytes += self._repeats * _size(self._last)
+            self.cut_bytes += self._repeats * _size(last)
         self._repeats, self._last = 0, None
         skipped = data.count("\n", start, cut)
         self.total_lines += skipped
