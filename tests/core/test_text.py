@@ -30,9 +30,18 @@ def test_long_output_keeps_first_and_last_lines_and_says_what_was_cut() -> None:
 
 def test_a_single_huge_line_is_clipped_not_kept_whole() -> None:
     buf = HeadTail(1000)
-    buf.feed("x" * 10_000_000)
+    buf.feed("".join(str(i) for i in range(2_000_000)))  # ~12 MB, no newline, no long run
     out = buf.render()
     assert len(out) < 2000 and "chars of this line cut" in out
+    buf = HeadTail(1000)
+    buf.feed("x" * 10_000_000)
+    assert buf.render() == "xxxxxxxxxxxxxxxx…['x' repeated 10,000,000 times]"
+    buf = HeadTail(1000)
+    for _ in range(50):  # a run arriving in pieces, then the rest of its line
+        buf.feed("ab" * 500)
+    buf.feed("a")
+    buf.feed(" then words\n")
+    assert buf.render() == "abababababababab…['ab' repeated 25,000 times]a then words\n"
 
 
 @given(st.lists(st.text(max_size=300), max_size=60), st.integers(min_value=256, max_value=4096))
@@ -109,7 +118,7 @@ def test_long_repeated_runs_inside_a_line_collapse() -> None:
     out = buf.render()
     assert "=" * 40 + " ruler stays\n" in out  # short runs are left alone
     assert "'ab' repeated 500 times" in out and " end\n" in out
-    assert "'y' repeated" in out and len(out.encode()) < 400, out
+    assert "yyyy…['y' repeated 1,000,000 times]\n" in out and len(out.encode()) < 400, out  # counted whole
     assert buf.trimmed
 
 
