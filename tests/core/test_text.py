@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,9 +30,18 @@ def test_long_output_keeps_first_and_last_lines_and_says_what_was_cut() -> None:
 
 def test_a_single_huge_line_is_clipped_not_kept_whole() -> None:
     buf = HeadTail(1000)
-    buf.feed("x" * 10_000_000)
+    buf.feed("".join(str(i) for i in range(2_000_000)))  # ~12 MB, no newline, no long run
     out = buf.render()
     assert len(out) < 2000 and "chars of this line cut" in out
+    buf = HeadTail(1000)
+    buf.feed("x" * 10_000_000)
+    assert buf.render() == "xxxxxxxxxxxxxxxx…['x' repeated 10,000,000 times]"
+    buf = HeadTail(1000)
+    for _ in range(50):  # a run arriving in pieces, then the rest of its line
+        buf.feed("ab" * 500)
+    buf.feed("a")
+    buf.feed(" then words\n")
+    assert buf.render() == "abababababababab…['ab' repeated 25,000 times]a then words\n"
 
 
 @given(st.lists(st.text(max_size=300), max_size=60), st.integers(min_value=256, max_value=4096))
@@ -107,7 +118,7 @@ def test_long_repeated_runs_inside_a_line_collapse() -> None:
     out = buf.render()
     assert "=" * 40 + " ruler stays\n" in out  # short runs are left alone
     assert "'ab' repeated 500 times" in out and " end\n" in out
-    assert "'y' repeated" in out and len(out.encode()) < 400, out
+    assert "yyyy…['y' repeated 1,000,000 times]\n" in out and len(out.encode()) < 400, out  # counted whole
     assert buf.trimmed
 
 
@@ -118,3 +129,16 @@ def test_a_flood_of_repeats_costs_few_steps_per_chunk() -> None:
         buf.feed(chunk)
     assert buf.total_lines == 4_000_000
     assert buf.render() == "yes\n[… the line above repeated 3,999,999 more times]\n"
+
+
+def test_a_flood_of_one_line_after_the_budget_is_spent_still_collapses() -> None:
+    buf = HeadTail(8192)
+    data = "".join(f"line {i}\n" for i in range(10_000)) + "x\n" * 1_000_000 + "end\n"
+    for at in range(0, len(data), 65536):  # the flood arrives in chunks, the tail already full
+        buf.feed(data[at:at + 65536])
+    out = buf.render()
+    # Was one literal "x" per chunk (31 of them) before the marker.
+    tail = re.search(r"\nline \d+\nx\n\[… the line above repeated ([\d,]+) more times\]\nend\n$", out)
+    assert tail is not None and int(tail.group(1).replace(",", "")) > 900_000, out[-200:]
+    assert buf.total_lines == 1_010_001
+    assert buf.cut_lines + buf.collapsed_lines + out.count("\n") - 2 == buf.total_lines  # less the two markers

@@ -199,16 +199,16 @@ def test_an_index_whose_notebook_needs_a_missing_kernel_still_replays_the_others
 @pytest.mark.kernels
 async def test_a_batch_command_stopped_by_the_batch_budget_says_so_and_replays_under_it(client: Client,
                                                                                         project: Path) -> None:
-    reply = text_of(await client.call_tool("ctx_batch_execute", {"timeout": 2000, "commands": [
+    reply = text_of(await client.call_tool("ctx_batch_execute", {"timeout": 4000, "commands": [
         {"label": "quick", "command": "echo quick"}, {"label": "slow", "command": "echo begun; sleep 30"}]}))
     assert "slow: timeout" in reply, reply
     text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
     nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
     slow = nb.cells[1].metadata.context_kernel
-    # What was left of the 2 s budget when the command began is its limit, not the 600 s default.
-    assert slow.status == "timeout" and 0 < slow.timeout_ms <= 2000, slow
+    # What was left of the 4 s budget when the command began is its limit, not the 600 s default.
+    assert slow.status == "timeout" and 0 < slow.timeout_ms <= 4000, slow
     stderr = "".join(o.get("text", "") for o in nb.cells[1].outputs if o.get("name") == "stderr")
-    assert "stopped by the batch's 2 s time budget" in stderr, stderr
+    assert "stopped by the batch's 4 s time budget" in stderr, stderr
     report = replay(Path(text.split(" to ", 1)[1].split(";")[0]), timeout_s=60, cwd=project)
     assert [c.status for c in report.cells] == ["match", "match"], report.render()
     assert "600" not in report.render() and "timed out again" in report.cells[1].note

@@ -36,9 +36,25 @@ def collapse_runs(line: str) -> str:
         run, unit = match.group(0), match.group(1)
         if len(run) < MIN_RUN_CHARS:
             return run
-        return f"{unit * max(1, 16 // len(unit))}…[{unit!r} repeated {len(run) // len(unit):,} times]"
+        return _run_marker(unit, len(run) // len(unit))
 
     return _RUN.sub(one, line)
+
+
+def _run_marker(unit: str, count: int) -> str:
+    return f"{unit * max(1, 16 // len(unit))}…[{unit!r} repeated {count:,} times]"
+
+
+def _leading_run(line: str) -> tuple[str, int] | None:
+    """(unit, copies) when the line opens with a long run: `print('x' * 10**6)` is counted whole,
+    in a few comparisons, before the line is clipped to what the reply keeps."""
+    for width in range(1, 9):
+        unit = line[:width]
+        if len(unit) == width and line.startswith(unit * 16):
+            copies = _copies(line, 0, len(line), unit)
+            if copies * width >= MIN_RUN_CHARS:
+                return unit, copies
+    return None
 
 
 def _copies(data: str, start: int, end: int, line: str) -> int:
@@ -90,6 +106,7 @@ class HeadTail:
         # to the reader but the count, which the marker gives).
         self.collapsed_lines = 0
         self.collapsed_bytes = 0
+        self._run: tuple[str, int] | None = None  # the unfinished line is this unit, this many times
         self._last: str | None = None  # the last whole line added, to tell a repeat
         self._repeats = 0              # copies of it since, not added yet
 
@@ -97,7 +114,7 @@ class HeadTail:
         if not text:
             return
         self.total_bytes += _size(text)
-        data = self._partial + text
+        data = self._continue_run(self._partial + text)
         end = data.rfind("\n") + 1  # data[:end] is whole lines
         self._partial = data[end:]
         start = 0
@@ -114,9 +131,40 @@ class HeadTail:
             start = self._skip(data, start, end)
             for line in data[start : end - 1].split("\n"):
                 self._add(line + "\n")
-        if len(self._partial) > self._tail_budget:
+        if len(self._partial) > self._tail_budget and not self._start_run():
             # A very long line with no newline yet: keep its start, count the rest as cut.
             self._partial = self._clip(self._partial)
+
+    def _start_run(self) -> bool:
+        """The unfinished line is one long run so far (`print('x' * 10**6)` arrives in pieces):
+        count it as it comes instead of clipping it, so its marker gives the whole count."""
+        run = _leading_run(self._partial)
+        if run is None:
+            return False
+        unit, copies = run
+        rest = self._partial[len(unit) * copies:]
+        if not unit.startswith(rest):  # the run ended inside this line: its marker, then the rest
+            counted = _run_marker(unit, copies)
+            self.collapsed_bytes += _size(unit) * copies - _size(counted)
+            self._partial = counted + rest
+            return len(self._partial) <= self._tail_budget
+        self._run, self._partial = (unit, copies), rest
+        return True
+
+    def _continue_run(self, data: str) -> str:
+        """`data` with a pending run counted on; once the run ends, its marker stands for it."""
+        if self._run is None:
+            return data
+        unit, copies = self._run
+        more = _copies(data, 0, len(data), unit)
+        copies, data = copies + more, data[len(unit) * more:]
+        if unit.startswith(data) and "\n" not in data:
+            self._run = (unit, copies)  # still going (or a piece of the unit is all that came)
+            return data
+        self._run = None
+        marker = _run_marker(unit, copies)
+        self.collapsed_bytes += _size(unit) * copies - _size(marker)
+        return marker + data
 
     def _skip(self, data: str, start: int, end: int) -> int:
         """Count, without keeping, the whole lines of data[start:end] that the tail would drop anyway.
@@ -129,9 +177,16 @@ class HeadTail:
         cut = data.rfind("\n", start, max(start, end - self._tail_budget)) + 1
         if cut <= start or data.find("\n", cut, cut + self._tail_budget) < 0:
             return start
-        if self._repeats and self._last is not None:  # pending repeats precede what is skipped: cut too
+        last = self._last
+        if last is not None and _copies(data, start, cut, last) * len(last) == cut - start:
+            # A flood of the last line: the copies are repeats, not lines the tail would lose.
+            copies = (cut - start) // len(last)
+            self.total_lines += copies
+            self._repeats += copies
+            return cut
+        if self._repeats and last is not None:  # pending repeats precede what is skipped: cut too
             self.cut_lines += self._repeats
-            self.cut_bytes += self._repeats * _size(self._last)
+            self.cut_bytes += self._repeats * _size(last)
         self._repeats, self._last = 0, None
         skipped = data.count("\n", start, cut)
         self.total_lines += skipped
@@ -174,7 +229,14 @@ class HeadTail:
         if isinstance(line, _Repeats):
             pass  # our marker: neither clipped nor run-collapsed
         elif len(line) > self._tail_budget:
-            line = self._shorten(self._clip(line.rstrip("\n")) + "\n")
+            if run := _leading_run(line):
+                unit, copies = run
+                marker = _run_marker(unit, copies)
+                self.collapsed_bytes += _size(unit) * copies - _size(marker)
+                line = marker + line[len(unit) * copies:]
+            if len(line) > self._tail_budget:
+                line = self._clip(line.rstrip("\n")) + "\n"
+            line = self._shorten(line)
         elif len(line) >= MIN_RUN_CHARS:
             line = self._shorten(line)
         size = _size(line)
@@ -221,12 +283,17 @@ class HeadTail:
     @property
     def trimmed(self) -> bool:
         return (self.cut_lines > 0 or self.cut_bytes > 0 or self.collapsed_lines > 0 or self.collapsed_bytes > 0
-                or self._repeats >= MIN_REPEATS)
+                or self._repeats >= MIN_REPEATS or self._run is not None)
 
     def render(self, marker: str = "") -> str:
         """The kept text; a marker line stands where lines were cut, and one for each collapsed repeat."""
         self._flush_repeats()
         self._last = None  # what is fed after rendering is not a repeat of what was shown
+        if self._run is not None:  # the output ended inside a run
+            unit, copies = self._run
+            counted = _run_marker(unit, copies)
+            self.collapsed_bytes += _size(unit) * copies - _size(counted)
+            self._run, self._partial = None, counted + self._partial
         partial = self._partial
         if len(partial) >= MIN_RUN_CHARS:  # the last line, still without its newline
             partial = collapse_runs(partial)

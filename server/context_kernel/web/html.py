@@ -301,8 +301,10 @@ def _keeps_enough(summary: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -
     if _text_size(summary) < MIN_READABILITY_SHARE * _text_size(body):
         return False
     # Readability drops small code blocks and tables it scores as boilerplate; for documentation
-    # a lost code block is a lost answer, so any lost one sends the page down the fallback path.
-    for tags, floor, share in ((_HEADINGS, 3, 0.5), (("pre",), 1, 1.0), (("table",), 1, 0.5)):
+    # a lost code block is a lost answer, so any lost one sends the page down the fallback path,
+    # and so does a tenth of the tables lost (Debian's manuals: notes and option tables; keeping
+    # half was accepted and lost a sixth of a chapter's words). The fallback drops navigation.
+    for tags, floor, share in ((_HEADINGS, 3, 0.5), (("pre",), 1, 1.0), (("table",), 1, 0.9)):
         in_body = sum(1 for _ in body.iter(*tags))
         if in_body >= floor and sum(1 for _ in summary.iter(*tags)) < share * in_body:
             return False
