@@ -41,7 +41,8 @@ def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matche
         label_cov = len(label_hits - title_hits) / max(1, len(wanted))
         proximity = _proximity(body, len(wanted))
         phrase_bonus = _phrase(chunk.content, body, phrase) if len(phrase) > 1 else 0.0
-        score = base * (1.0 + 2.0 * coverage + 1.0 * title_cov + LABEL_WEIGHT * label_cov + 0.8 * proximity + 1.0 * phrase_bonus)
+        score = base * (1.0 + 2.0 * coverage + 1.0 * title_cov + LABEL_WEIGHT * label_cov + 0.8 * proximity
+                        + 1.0 * phrase_bonus)
         out.append((cid, score))
     out.sort(key=lambda item: -item[1])
     return out
