@@ -69,3 +69,22 @@ def test_lines_differing_in_numbers_share_a_template_and_outcomes_do_not() -> No
     shapes = [miner.add(f"# aws_instance.web{n} will be created") for n in range(26)]
     gone = miner.add("# aws_s3_bucket.archive will be destroyed")
     assert gone[0] == shapes[0][0] and miner.shape_count[gone[1]] == 1
+
+
+def test_the_indented_location_after_a_compiler_error_comes_with_it() -> None:
+    lines = []
+    for n in range(300):
+        lines += [f"warning: unused variable: `tmp{n}`", f"  --> src/module{n % 9}.rs:{n}:5", ""]
+    lines[450:450] = ["error[E0308]: mismatched types", "  --> src/billing/invoice.rs:73:15"]
+    excerpt = intent_excerpt("\n".join(lines), "what is the compiler error", BUDGET)
+    assert "error[E0308]: mismatched types" in excerpt.text
+    assert "--> src/billing/invoice.rs:73:15" in excerpt.text
+
+
+def test_the_largest_value_comes_back_when_the_intent_word_is_on_every_line() -> None:
+    rng = random.Random(5)
+    lines = [f"GET /api/item/{n} status=200 bytes={rng.randrange(900, 1100)} ok" for n in range(2000)]
+    lines[1234] = "GET /api/item/1234 status=200 bytes=98000000 ok"
+    # "item" is on every line and "largest" on none: only the numeric extreme tells the line apart.
+    excerpt = intent_excerpt("\n".join(lines), "which item was largest", BUDGET)
+    assert "1235: GET /api/item/1234 status=200 bytes=98000000 ok" in excerpt.text

@@ -143,3 +143,16 @@ def test_any_query_string_searches_without_raising(tmp_path_factory: pytest.Temp
         search(repo, query)
     finally:
         db.close()
+
+
+async def test_the_source_name_counts_as_the_documents_title(kb: KnowledgeService) -> None:
+    # Reference pages title their sections `Parameters`, `Notes`...: the page's name is in the label.
+    await kb.index_text(label="docs/sql-cluster.md", name="sql-cluster.md",
+                        text="## Parameters\nFULL vacuum first, full.\n")
+    await kb.index_text(label="docs/sql-vacuum.md", name="sql-vacuum.md",
+                        text="## Parameters\nFULL selects a full vacuum, which reclaims more space on disk.\n")
+    hits = await titles(kb, "vacuum full")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "vacuum full"))
+    assert hits == ["Parameters", "Parameters"]
+    assert result.hits[0].chunk.label == "docs/sql-vacuum.md"

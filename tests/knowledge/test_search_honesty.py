@@ -65,3 +65,23 @@ async def test_a_word_found_nowhere_is_named_next_to_the_results_of_the_others(k
     reply = await kb.search(["connection pool zyzzogeton"], session_id="s")
     assert "The connection pool keeps sockets open" in reply.text
     assert "'zyzzogeton'" in reply.text
+
+
+async def test_a_misspelling_whose_trigrams_all_occur_elsewhere_is_still_corrected(kb: KnowledgeService) -> None:
+    # `vacum`'s trigrams (vac, acu, cum) are all in a section holding "vacuum" and "document":
+    # the trigram index alone called it found and left it uncorrected.
+    await kb.index_text(label="pg", name="pg.md", text=(
+        "# Routine maintenance\nRun VACUUM to reclaim space; this document explains when.\n"))
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "vacum"))
+    assert result.corrections == {"vacum": "vacuum"}
+
+
+async def test_a_misspelling_that_stems_oddly_is_corrected_to_what_was_meant(kb: KnowledgeService) -> None:
+    # `analize` stems to `anal`, one edit from `angl` (angles), two from `analyz` (analyze).
+    await kb.index_text(label="a", name="a.md", text="# ANALYZE\nANALYZE collects statistics about tables.\n")
+    await kb.index_text(label="b", name="b.md", text="# Trigonometry\nAngles are given in radians.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "what does analize do"))
+    assert result.corrections == {"analize": "analyze"}
+    assert result.hits[0].chunk.label == "a"

@@ -382,15 +382,16 @@ class ExecutionService:
         if not wants_intent:
             return None, label
         assert req.intent is not None
-        head = (f"[{collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
-                f'source "{label}" ({counted(row.chunk_count, "section")}{", first 8 MB" if clipped else ""}).')
         budget = min(self._limits.return_budget, INTENT_REPLY_BUDGET) - INTENT_REPLY_OVERHEAD
         excerpt = intent_excerpt(full, req.intent, budget)
-        found = (f"{excerpt.matched_lines} line(s) hold the intent's words (> marks them)" if excerpt.matched_lines
-                 else f"no line holds the words of {req.intent!r}")
-        head += (f" {found}. Shown: {excerpt.shown_lines} of {excerpt.total_lines} lines, chosen by the intent, "
-                 f"then rare line shapes ({excerpt.templates} in all), failure cues and extreme numbers; "
-                 f'more: ctx_search(queries=[...], source="{label}")]')
+        n = excerpt.matched_lines
+        found = (f"{n} line{'s' if n != 1 else ''} hold{'s' if n == 1 else ''} the intent's words (> marks them)"
+                 if n else f"no line holds the words of {req.intent!r}")
+        sections = counted(row.chunk_count, "section")
+        head = (f"[{excerpt.total_lines} lines / {collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
+                f'source "{label}" ({sections}{", first 8 MB" if clipped else ""}); {found}. '
+                f"Shown: {excerpt.shown_lines}, ranked by the intent, rare line shapes, failure cues and extremes; "
+                f'more: ctx_search(queries=[...], source="{label}")]')
         return head + "\n" + excerpt.text, label
 
     async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> None:

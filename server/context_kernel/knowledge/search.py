@@ -146,10 +146,12 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
     fixed = []
     absent = []
     for term in terms:
-        if term not in stems or stems[term] in known or _trigram_match(repo, trigram_expression(term), limit=1):
+        # "Found as a substring" is checked against the text: the trigram index holds no positions,
+        # so `vacum` matched every chunk holding `vacuum` and `document` and was never corrected.
+        if term not in stems or stems[term] in known or _holds(repo, term, None, None):
             fixed.append(term)
             continue
-        near = None if term in protected else correct(stems[term], repo.stems_near)
+        near = None if term in protected else correct(stems[term], repo.stems_near, raw=term)
         fixed.append(near or term)
         if near is None:
             absent.append(term)

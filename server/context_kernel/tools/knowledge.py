@@ -22,7 +22,7 @@ INDEX_DOC = (
 SEARCH_DOC = (
     "Search everything indexed (files, fetched pages, large outputs, batch results): ranked sections with snippets "
     "around the matching words, each headed by its title and source. Several queries per call; a section already "
-    "sent in this session is only named, not repeated."
+    "sent in this session is only named, not repeated (sent again after a context compaction or an hour)."
 )
 PURGE_DOC = "Delete indexed content and execution records of this session (or of the whole project). Needs confirm."
 
