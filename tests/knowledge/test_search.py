@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,6 @@ from context_kernel.store.db import Database
 from context_kernel.store.knowledge import KnowledgeRepository
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def kb(tmp_path: Path) -> AsyncIterator[KnowledgeService]:
-    db = Database.open(tmp_path / "kb.sqlite3")
-    (tmp_path / "project").mkdir(exist_ok=True)
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
-                               search_budget=6144)
-    service.db = db  # type: ignore[attr-defined]
-    try:
-        yield service
-    finally:
-        db.close()
 
 
 async def titles(kb: KnowledgeService, query: str, **kw: object) -> list[str]:

@@ -3,9 +3,6 @@ duplicates once."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from context_kernel.knowledge.search import identifiers, search
@@ -14,19 +11,6 @@ from context_kernel.store.db import Database
 from context_kernel.store.knowledge import KnowledgeRepository
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def kb(tmp_path: Path) -> AsyncIterator[KnowledgeService]:
-    db = Database.open(tmp_path / "kb.sqlite3")
-    (tmp_path / "project").mkdir(exist_ok=True)
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
-                               search_budget=6144)
-    service.db = db  # type: ignore[attr-defined]
-    try:
-        yield service
-    finally:
-        db.close()
 
 
 def test_identifiers_are_tokens_with_underscores_digits_dots_or_camel_case() -> None:

@@ -3,29 +3,12 @@ the densest matches, and no line is cut."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from context_kernel.knowledge.service import KnowledgeService
 from context_kernel.knowledge.snippets import Matcher, share_out, snippet
-from context_kernel.store.db import Database
-from context_kernel.store.knowledge import KnowledgeRepository
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def kb(tmp_path: Path) -> AsyncIterator[KnowledgeService]:
-    db = Database.open(tmp_path / "kb.sqlite3")
-    (tmp_path / "project").mkdir(exist_ok=True)
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
-                               search_budget=6144)
-    try:
-        yield service
-    finally:
-        db.close()
 
 
 async def test_a_lone_hit_grows_past_1500_characters_to_keep_the_answer(kb: KnowledgeService) -> None:
