@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .knowledge.service import KnowledgeService
     from .notebooks.service import ExportService
     from .records import RecordService
+    from .semantic.service import SemanticRecall
     from .store.db import Database
     from .web.client import SafeFetcher
     from .web.service import FetchService
@@ -77,6 +78,7 @@ class Resources:
     db: Database
     pool: KernelPool
     fetcher: SafeFetcher
+    semantic: SemanticRecall | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class App:
         await res.pool.shutdown_all()  # shielded and time-bounded inside
         with anyio.CancelScope(shield=True):
             await res.fetcher.aclose()
+            if res.semantic is not None:  # the embedder's thread stops between batches (bounded)
+                await anyio.to_thread.run_sync(res.semantic.close)
 
     def close_store(self) -> None:
         self._resources.db.close()
@@ -142,8 +146,9 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
     guard = DenyGuard(settings.project_dir, settings.user_home, settings.claude_settings)
+    semantic = await anyio.to_thread.run_sync(_semantic, settings, db)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
-                                 search_budget=settings.search_budget, guard=guard, spawn=spawn)
+                                 search_budget=settings.search_budget, guard=guard, spawn=spawn, semantic=semantic)
     ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
     knowledge.ingest_before_reads(ingestion.ingest)
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
@@ -161,8 +166,23 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                               ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
                               after_purge=execution.forget_sessions),
-        _resources=Resources(db, pool, fetcher),
+        _resources=Resources(db, pool, fetcher, semantic),
     )
+
+
+def _semantic(settings: Settings, db: Database) -> SemanticRecall | None:
+    """Semantic recall when the extra is installed and not switched off; else None (search by words)."""
+    from .semantic.status import probe
+
+    status = probe(settings.semantic, settings.semantic_model)
+    if status.state != "on" or status.files is None:
+        log.info("semantic search: %s %s", status.detail, status.hint)
+        return None
+    from .semantic.service import SemanticRecall
+
+    semantic = SemanticRecall(db=db, files=status.files)
+    semantic.start()  # embeds what an earlier run left without vectors, in the background
+    return semantic
 
 
 async def _retention_loop(db: Database, settings: Settings) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
 from .fuzzy import correct
 from .rank import fuse, rerank
-from .snippets import Matcher, snippet
+from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem
 
 CANDIDATES = 30
@@ -35,30 +35,56 @@ class SearchResult:
     corrections: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class LexicalRanking:
+    """Every lexical candidate of a query, reranked, best first (what search and fusion start from)."""
+    matcher: Matcher
+    ranked: list[tuple[int, float]]
+    chunks: dict[int, ChunkRow]
+    corrections: dict[str, str] = field(default_factory=dict)
+    """Original word → the stem searched instead."""
+
+
 def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str | None = None,
-           kind: str | None = None, sort: str = "relevance") -> SearchResult:
+           kind: str | None = None, sort: str = "relevance", snippet_chars: int = MAX_SNIPPET_CHARS) -> SearchResult:
     result = SearchResult(query=query)
+    lexical = rank_lexical(repo, query, source=source, kind=kind)
+    if lexical is None:
+        return result
+    matcher, chunks = lexical.matcher, lexical.chunks
+    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher, snippet_chars))
+            for cid, score in lexical.ranked[:limit]]
+    finish(result, hits, lexical.corrections, sort)
+    return result
+
+
+def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = None,
+                 kind: str | None = None) -> LexicalRanking | None:
+    """None when the query has no searchable word."""
     terms = query_terms(query)
     if not terms:
-        return result
+        return None
     known = repo.stem_frequencies(list({stem(t) for t in terms}))
     fixed = _corrected(repo, terms, known)
+    corrections: dict[str, str] = {}
     if fixed:
         corrections = {t: f for t, f in zip(terms, fixed, strict=False) if t != f}
         terms = fixed
+    matcher = Matcher(terms)
     ranked = _candidates(repo, terms, source, kind, known)
     if not ranked:
-        return result
+        return LexicalRanking(matcher, [], {}, corrections)
     chunks = repo.chunks(list(ranked))
-    matcher = Matcher(terms)
-    ordered = rerank(ranked, chunks, matcher)[:limit]
-    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher)) for cid, score in ordered]
-    if fixed:
+    return LexicalRanking(matcher, rerank(ranked, chunks, matcher), chunks, corrections)
+
+
+def finish(result: SearchResult, hits: list[Hit], corrections: dict[str, str], sort: str) -> None:
+    """Spell corrections as words of the hits, order by time if asked, and set the hits."""
+    if corrections:
         result.corrections = {orig: _spelled(stemmed, hits) for orig, stemmed in corrections.items()}
     if sort == "timeline":
         hits.sort(key=lambda h: (h.chunk.indexed_at, h.chunk.source_id, h.chunk.seq))
     result.hits = hits
-    return result
 
 
 def trigram_expression(term: str) -> str:

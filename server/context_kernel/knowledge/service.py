@@ -12,7 +12,7 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -23,12 +23,27 @@ from ..security.call_guard import DenyGuard
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
-from .model import Chunk
+from .fusion import hybrid_search
+from .model import MAX_CHUNK_BYTES, Chunk
 from .search import SearchResult, search
+from .snippets import MAX_SNIPPET_CHARS
 from .walk import walk
+
+if TYPE_CHECKING:  # numpy and the model: only when the semantic extra is installed and on
+    from ..semantic.service import SemanticRecall
 
 MAX_QUERIES = 10
 BATCH_BYTES = 4 * 1024 * 1024
+# Room a hit's heading line takes in the reply, besides its snippet.
+HIT_OVERHEAD = 160
+# How many nearest chunks semantic recall hands to fusion per query.
+DENSE_DEPTH = 30
+
+
+def snippet_chars(budget: int, limit: int) -> int:
+    """A hit's share of the reply budget: fewer hits asked for, longer snippets (never below the
+    lexical default, never above a whole chunk)."""
+    return max(MAX_SNIPPET_CHARS, min(MAX_CHUNK_BYTES, (budget - HIT_OVERHEAD) // max(1, limit) - HIT_OVERHEAD))
 
 
 @dataclass
@@ -59,8 +74,10 @@ Ingest = Callable[[], Awaitable[object]]
 class KnowledgeService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
                  guard: DenyGuard | None = None,
-                 spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None) -> None:
+                 spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+                 semantic: SemanticRecall | None = None) -> None:
         self._ingest: Ingest | None = None
+        self._semantic = semantic
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
@@ -103,6 +120,12 @@ class KnowledgeService:
         return row
 
     def _trigram_later(self) -> None:
+        """Build the trigram index (and the vectors) of what was just indexed after the reply."""
+        if self._semantic is not None:
+            self._semantic.indexed()  # wakes the background embedder; never waits for it
+        self._trigram_catch_up()
+
+    def _trigram_catch_up(self) -> None:
         """Build the trigram index of what was just indexed after the reply, off the caller's time.
 
         One catch-up is queued at a time; it runs on the database thread, so a search queued
@@ -139,6 +162,10 @@ class KnowledgeService:
         count(bytes_indexed=row.bytes)
         self._trigram_later()
         return row
+
+    async def semantic_coverage(self, labels: list[str]) -> str | None:
+        """For ctx_index's reply: when semantic search covers these sources (None: semantic is not on)."""
+        return await self._semantic.coverage(labels) if self._semantic is not None else None
 
     async def stem_frequencies(self, stems: list[str]) -> dict[str, int]:
         return await self._db.run(self._repo.stem_frequencies, stems)
@@ -241,11 +268,22 @@ class KnowledgeService:
             await self._ingest()
         refreshed = await self.refresh_stale(source)
         call_no = self._calls[session_id] = self._calls.get(session_id, 0) + 1
+        # Queries are embedded before the hop, so the database thread never waits for the model.
+        vectors = await self._semantic.embed_queries(wanted) if self._semantic is not None else None
+        chars = snippet_chars(self._budget, limit)
+
+        def one(i: int, query: str) -> SearchResult:
+            if vectors is None or self._semantic is None:
+                return search(self._repo, query, limit=limit, source=source, kind=content_type, sort=sort,
+                              snippet_chars=chars)
+            dense = self._semantic.dense(vectors[i], DENSE_DEPTH, source, content_type)
+            return hybrid_search(self._repo, query, dense, limit=limit, source=source, kind=content_type, sort=sort,
+                                 snippet_chars=chars)
 
         def one_hop() -> SearchReply:
             # Every query, what this session was already sent, and the record of what it is sent
             # now: one visit to the database thread.
-            results = [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort) for q in wanted]
+            results = [one(i, q) for i, q in enumerate(wanted)]
             already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits])
             text, sent_ids, shown = render(results, already, self._budget, refreshed)
             self._repo.mark_sent(session_id, sent_ids, call_no)

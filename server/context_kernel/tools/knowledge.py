@@ -41,15 +41,17 @@ async def ctx_index(
     report = await app.knowledge.index(content=content, path=path, source=source, include=include, exclude=exclude,
                                        max_depth=maxDepth, max_files=maxFiles, respect_gitignore=respectGitignore,
                                        session_id=session.id)
+    coverage = await app.knowledge.semantic_coverage([s.label for s in report.sources])
+    semantic = f"\n{coverage}" if coverage else ""
     if content is not None:
         row, label = report.sources[0], report.root_label
-        return text_result(f'Indexed {row.chunk_count} sections ({row.code_chunks} with code) as "{label}".')
+        return text_result(f'Indexed {row.chunk_count} sections ({row.code_chunks} with code) as "{label}".{semantic}')
     files = len(report.sources)
     skipped = "; skipped: " + ", ".join(f"{n} {why}" for why, n in report.skipped.items()) if report.skipped else ""
     what = f"{files} files, " if files != 1 or report.skipped else ""
     return text_result(f'Indexed {what}{report.sections} sections ({report.code_sections} with code) as '
                        f'"{report.root_label}"{skipped}. Search with ctx_search(queries=[...], '
-                       f'source="{report.root_label}").')
+                       f'source="{report.root_label}").{semantic}')
 
 
 async def ctx_search(
