@@ -10,9 +10,9 @@ this module needs nothing of the semantic extra.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from ..store.knowledge import KnowledgeRepository
 from .search import Hit, SearchResult, finish, rank_lexical
@@ -23,54 +23,92 @@ class DenseHitLike(Protocol):
     @property
     def chunk_id(self) -> int: ...
     @property
+    def score(self) -> float: ...
+    @property
     def start(self) -> int: ...
     @property
     def stop(self) -> int: ...
 
 
+BestWindows = Callable[[list[int]], Mapping[int, DenseHitLike]]
+"""Chunk ids → each one's best window against the query (semantic/index.py `best_windows`)."""
+
+
 @dataclass(frozen=True)
 class Fusion:
+    method: Literal["rrf", "convex"] = "rrf"
     k: int = 60
+    """rrf: each list gives weight / (k + rank)."""
     dense_weight: float = 1.0
+    alpha: float = 0.3
+    """convex: alpha · cosine (scaled from FLOOR to the best candidate's) + (1 - alpha) · lexical score / best."""
     depth: int = 30
     """How many of each list take part."""
+    window_snippets: bool = True
+    """Show the text around the chunk's best window (where the model found the meaning), not the word matches."""
 
 
 DEFAULT_FUSION = Fusion()
+COSINE_FLOOR = 0.2
 
 
 def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHitLike], *, limit: int = 5,
                   source: str | None = None, kind: str | None = None, sort: str = "relevance",
-                  snippet_chars: int = MAX_SNIPPET_CHARS, fusion: Fusion | None = None) -> SearchResult:
+                  snippet_chars: int = MAX_SNIPPET_CHARS, fusion: Fusion | None = None,
+                  best_windows: BestWindows | None = None) -> SearchResult:
     fusion = fusion or DEFAULT_FUSION
     result = SearchResult(query=query)
     lexical = rank_lexical(repo, query, source=source, kind=kind)
-    scores: dict[int, float] = {}
-    if lexical is not None:
-        for rank, (cid, _) in enumerate(lexical.ranked[:fusion.depth], start=1):
-            scores[cid] = 1.0 / (fusion.k + rank)
-    windows = {}
-    for rank, hit in enumerate(dense[:fusion.depth], start=1):
-        scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + fusion.dense_weight / (fusion.k + rank)
-        windows[hit.chunk_id] = (hit.start, hit.stop)
+    lex = lexical.ranked[:fusion.depth] if lexical is not None else []
+    windows: dict[int, DenseHitLike] = {h.chunk_id: h for h in dense[:fusion.depth]}
+    if fusion.method == "convex" and best_windows is not None:
+        windows.update({c: h for c, h in best_windows([c for c, _ in lex if c not in windows]).items()})
+    scores = _convex(lex, windows, fusion) if fusion.method == "convex" else _rrf(lex, dense[:fusion.depth], fusion)
     top = sorted(scores.items(), key=lambda item: -item[1])[:limit]
     chunks = dict(lexical.chunks) if lexical is not None else {}
     missing = [cid for cid, _ in top if cid not in chunks]
     if missing:
         chunks.update(repo.chunks(missing))
+    if fusion.window_snippets and best_windows is not None:
+        unknown = [cid for cid, _ in top if cid not in windows]
+        if unknown:
+            windows.update(best_windows(unknown))
     hits = []
     for cid, score in top:
         chunk = chunks.get(cid)
         if chunk is None:  # deleted since its vector was loaded
             continue
-        if lexical is not None and lexical.matcher.positions(chunk.content[:20000]):
+        window = windows.get(cid)
+        lexical_match = lexical is not None and bool(lexical.matcher.positions(chunk.content[:20000]))
+        if lexical is not None and lexical_match and not (fusion.window_snippets and window is not None):
             text = snippet(chunk.content, lexical.matcher, snippet_chars)
         else:
-            start, stop = windows.get(cid, (0, 0))
-            text = window_snippet(chunk.content, start, stop, snippet_chars)
+            text = window_snippet(chunk.content, window.start if window else 0, window.stop if window else 0,
+                                  snippet_chars)
         hits.append(Hit(chunk, score, text))
     finish(result, hits, lexical.corrections if lexical is not None else {}, sort)
     return result
+
+
+def _rrf(lex: list[tuple[int, float]], dense: Sequence[DenseHitLike], fusion: Fusion) -> dict[int, float]:
+    scores: dict[int, float] = {}
+    for rank, (cid, _) in enumerate(lex, start=1):
+        scores[cid] = 1.0 / (fusion.k + rank)
+    for rank, hit in enumerate(dense, start=1):
+        scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + fusion.dense_weight / (fusion.k + rank)
+    return scores
+
+
+def _convex(lex: list[tuple[int, float]], windows: Mapping[int, DenseHitLike], fusion: Fusion) -> dict[int, float]:
+    # Scores, not ranks: a chunk far ahead in one list keeps its lead. Each side is scaled to its
+    # best candidate, the cosine from a floor below which MiniLM similarity means nothing.
+    lexical = dict(lex)
+    best_lex = max(lexical.values(), default=1.0) or 1.0
+    best_cos = max((h.score for h in windows.values()), default=1.0)
+    span = max(1e-6, best_cos - COSINE_FLOOR)
+    return {cid: fusion.alpha * max(0.0, ((windows[cid].score if cid in windows else 0.0) - COSINE_FLOOR) / span)
+            + (1 - fusion.alpha) * lexical.get(cid, 0.0) / best_lex
+            for cid in set(lexical) | set(windows)}
 
 
 def window_snippet(content: str, start: int, stop: int, limit: int) -> str:

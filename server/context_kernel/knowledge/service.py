@@ -278,7 +278,7 @@ class KnowledgeService:
                               snippet_chars=chars)
             dense = self._semantic.dense(vectors[i], DENSE_DEPTH, source, content_type)
             return hybrid_search(self._repo, query, dense, limit=limit, source=source, kind=content_type, sort=sort,
-                                 snippet_chars=chars)
+                                 snippet_chars=chars, best_windows=self._semantic.best_windows(vectors[i]))
 
         def one_hop() -> SearchReply:
             # Every query, what this session was already sent, and the record of what it is sent

@@ -21,6 +21,8 @@ import numpy.typing as npt
 
 from .files import ModelFiles
 
+# Tokens per window, special tokens included (queries may use the model's whole length).
+WINDOW_TOKENS = 256
 TITLE_TOKENS = 24
 OVERLAP_TOKENS = 32
 BATCH_WINDOWS = 16
@@ -40,8 +42,9 @@ class Window:
 class Encoder:
     """Loads lazily (and once): constructing one opens no file."""
 
-    def __init__(self, files: ModelFiles, *, threads: int = 1) -> None:
+    def __init__(self, files: ModelFiles, *, threads: int = 1, window_tokens: int = WINDOW_TOKENS) -> None:
         self.files = files
+        self.window_tokens = min(window_tokens, files.max_tokens)
         self._threads = threads
         self._lock = threading.Lock()
         self._session: Any = None
@@ -85,7 +88,7 @@ class Encoder:
         title_ids = list(self._tokenizer.encode(title, add_special_tokens=False).ids[:TITLE_TOKENS]) if title else []
         body = self._tokenizer.encode(content, add_special_tokens=False)
         ids, offsets = body.ids, body.offsets
-        room = max(16, self.files.max_tokens - 2 - len(title_ids))
+        room = max(16, self.window_tokens - 2 - len(title_ids))
         if not ids:
             return [Window(0, 0, (self._cls, *title_ids, self._sep))]
         out = []

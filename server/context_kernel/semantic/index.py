@@ -94,6 +94,20 @@ class VectorIndex:
         self._codes = np.concatenate([self._codes, sign_bits(vecs.astype(np.float32))])
         self._upto = page[-1].id
 
+    def best_windows(self, query: F32, chunk_ids: list[int]) -> dict[int, DenseHit]:
+        """Each given chunk's best window against the query, scored exactly (chunks without vectors left out)."""
+        if not len(self._rows) or not chunk_ids:
+            return {}
+        rows = np.flatnonzero(np.isin(self._chunks, np.asarray(chunk_ids, dtype=np.int64)))
+        scores = self._vecs[rows].astype(np.float32) @ query
+        best: dict[int, DenseHit] = {}
+        for i in np.argsort(-scores):
+            row = int(rows[i])
+            chunk = int(self._chunks[row])
+            if chunk not in best:
+                best[chunk] = DenseHit(chunk, float(scores[i]), int(self._spans[row, 0]), int(self._spans[row, 1]))
+        return best
+
     def embedded_chunks(self) -> set[int]:
         return {int(c) for c in np.unique(self._chunks)}
 

@@ -6,7 +6,7 @@ decides); the knowledge service works without one, lexically.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import numpy as np
@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from ..store.db import Database
 from ..store.vectors import Coverage, VectorRepository
-from .encoder import Encoder
+from .encoder import WINDOW_TOKENS, Encoder
 from .files import ModelFiles
 from .index import DenseHit, VectorIndex
 from .worker import EmbeddingWorker
@@ -32,12 +32,13 @@ F32 = npt.NDArray[np.float32]
 
 class SemanticRecall:
     def __init__(self, *, db: Database, files: ModelFiles, kinds: Sequence[str] = EMBEDDED_KINDS,
-                 nice: int = 19) -> None:
+                 nice: int = 19, window_tokens: int = WINDOW_TOKENS) -> None:
         self._db = db
         self.files = files
-        self.encoder = Encoder(files)
+        self.encoder = Encoder(files, window_tokens=window_tokens)
+        # Vectors of another model, or of other windows, are not comparable: the id says both.
         model_id = files.name + (":" + files.pinned["model.onnx"][:12] if "model.onnx" in files.pinned
-                                 else f":{files.onnx.stat().st_size}")
+                                 else f":{files.onnx.stat().st_size}") + f":w{self.encoder.window_tokens}"
         self.vectors = VectorRepository(db.engine, kinds=kinds, model=model_id)
         self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder, nice=nice)
         self._index: VectorIndex | None = None
@@ -71,6 +72,12 @@ class SemanticRecall:
             ids = np.asarray(self.vectors.chunk_ids(source, kind), dtype=np.int64)
             allowed = lambda chunks: np.isin(chunks, ids)  # noqa: E731 - a one-line closure over ids
         return [h for h in self._index.search(query, k, allowed) if h.score >= DENSE_FLOOR]
+
+    def best_windows(self, query: F32) -> Callable[[list[int]], dict[int, DenseHit]]:
+        """For fusion: the best window of chunks the lexical side found (after `dense`, same thread)."""
+        def lookup(chunk_ids: list[int]) -> dict[int, DenseHit]:
+            return self._index.best_windows(query, chunk_ids) if self._index is not None else {}
+        return lookup
 
     async def coverage(self, labels: list[str]) -> str:
         """One line for ctx_index's reply: when semantic search covers what was just indexed."""
