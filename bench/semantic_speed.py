@@ -48,6 +48,7 @@ from search_speed import build  # noqa: E402
 
 QUESTIONS = HERE / "retrieval" / "questions.jsonl"
 SAMPLE_CHUNKS = 200
+EMBED_WAIT_S = 120.0
 NOISE = 0.04
 
 
@@ -198,7 +199,7 @@ async def embedding_and_kernels(work: Path, skip_kernel: bool) -> list[str]:
     from context_kernel.settings import Settings
 
     text = "\n\n".join(p.read_text() for p in sorted((HERE / "retrieval" / "corpus").iterdir())
-                       if p.suffix in (".md", ".rst"))[:400_000]
+                       if p.suffix in (".md", ".rst"))[:60_000]
     settings = Settings(home=work / "home", project_dir=work, base_env=dict(os.environ), semantic=True)
     session = SessionRef(id="bench", client="bench")
     out = []
@@ -218,19 +219,25 @@ async def embedding_and_kernels(work: Path, skip_kernel: bool) -> list[str]:
         if not skip_kernel:
             await warm(3)  # kernel start
             idle = await warm(30)
+        busy_began = time.perf_counter()
         await app.knowledge.index(content=text, source="corpus", session_id="bench")
         if not skip_kernel:
             busy = await warm(30)
+        busy_wall = time.perf_counter() - busy_began
+        if not skip_kernel:
             state = semantic.worker.progress().state
             out.append(f"| python kernel warm call, idle | {ms(idle)} ms |")
             out.append(f"| python kernel warm call, while embedding ({state} at the end) | {ms(busy)} ms | "
                        f"{statistics.median(busy) / statistics.median(idle):.2f}× idle |")
+        # Bounded: on a saturated machine a nice-19 thread may get little CPU; report what it did.
         began = time.perf_counter()
-        await anyio.to_thread.run_sync(semantic.worker.wait_idle, 3600.0)
-        wall = time.perf_counter() - began
+        finished = await anyio.to_thread.run_sync(semantic.worker.wait_idle, EMBED_WAIT_S)
+        wall = time.perf_counter() - began + busy_wall
         worker = semantic.worker
-        out.append(f"| background embedding | {worker.embedded_bytes / 1e3 / max(worker.busy_seconds, 1e-9):.1f} KB/s "
-                   f"busy, {len(text.encode()) / 1e3 / wall:.1f} KB/s wall ({len(text.encode()) // 1000} KB) |")
+        rate = worker.embedded_bytes / 1e3 / max(worker.busy_seconds, 1e-9)
+        out.append(f"| background embedding, nice 19 | {rate:.1f} KB/s while busy, {worker.embedded_bytes / 1e3 / wall:.1f} KB/s wall | "
+                   f"{worker.embedded_bytes // 1000} of {len(text.encode()) // 1000} KB "
+                   f"{'(all)' if finished else f'in {wall:.0f} s (stopped waiting)'} |")
     return out
 
 

@@ -24,7 +24,8 @@ from .encoder import Encoder
 
 log = logging.getLogger(__name__)
 
-BATCH_CHUNKS = 16
+# Small batches: stopping waits for the batch in hand, and a search waits at most for one write.
+BATCH_CHUNKS = 4
 IDLE_WAIT_S = 60.0
 STOP_WAIT_S = 10.0
 # A smoothed throughput, so one slow batch (a page of CJK, say) does not swing the estimate.
@@ -105,6 +106,16 @@ class EmbeddingWorker:
     # -- the thread ------------------------------------------------------------------------------
 
     def _main(self) -> None:
+        try:
+            self._loop()
+        except RuntimeError as exc:  # the store was closed under us (shutdown): nothing left to do
+            log.info("embedder stopped: %s", exc)
+        finally:
+            with self._cond:
+                self._state = "stopped" if self._failure is None else self._state
+                self._cond.notify_all()
+
+    def _loop(self) -> None:
         self._lower_priority()
         try:
             self._encoder.load()
@@ -118,8 +129,6 @@ class EmbeddingWorker:
         while True:
             with self._cond:
                 if self._stopping:
-                    self._state = "stopped"
-                    self._cond.notify_all()
                     return
                 seen = self._requested
             batch = self._next_batch()
