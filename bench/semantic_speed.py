@@ -235,7 +235,8 @@ async def embedding_and_kernels(work: Path, skip_kernel: bool) -> list[str]:
         wall = time.perf_counter() - began + busy_wall
         worker = semantic.worker
         rate = worker.embedded_bytes / 1e3 / max(worker.busy_seconds, 1e-9)
-        out.append(f"| background embedding, nice 19 | {rate:.1f} KB/s while busy, {worker.embedded_bytes / 1e3 / wall:.1f} KB/s wall | "
+        out.append(f"| background embedding, nice 19 | {rate:.1f} KB/s while busy, "
+                   f"{worker.embedded_bytes / 1e3 / wall:.1f} KB/s wall | "
                    f"{worker.embedded_bytes // 1000} of {len(text.encode()) // 1000} KB "
                    f"{'(all)' if finished else f'in {wall:.0f} s (stopped waiting)'} |")
     return out
