@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -92,13 +93,14 @@ def gold_rank(reply: str, gold: str) -> int | None:
 
 async def ask_all(client: Client, questions: list[dict[str, str]], tag: str) -> Run:
     run = Run(tag)
+    nonce = uuid.uuid4().hex[:8]  # a kept database remembers what earlier runs' sessions were sent
     for n, q in enumerate(questions):
-        session = {SESSION_KEY: f"{tag}-{n}"}
+        session = {SESSION_KEY: f"{tag}-{nonce}-{n}"}
         started = time.perf_counter()
         reply = text_of(await client.call_tool("ctx_search", {"queries": [q["question"]], "limit": 2}, meta=session))
         seconds = time.perf_counter() - started
         wide = text_of(await client.call_tool("ctx_search", {"queries": [q["question"]], "limit": 10},
-                                              meta={SESSION_KEY: f"{tag}-{n}-wide"}))
+                                              meta={SESSION_KEY: f"{tag}-{nonce}-{n}-wide"}))
         run.outcomes.append(Outcome(q["id"], q["kind"], norm(q["answer"]) in norm(reply), gold_rank(wide, q["file"]),
                                     seconds))
     return run
