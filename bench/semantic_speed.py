@@ -246,15 +246,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--skip-kernel", action="store_true", help="leave out the kernel latency part")
+    ap.add_argument("--parts", default="index,embedding,sizes", help="which parts to run")
     args = ap.parse_args()
     rng = np.random.default_rng(13)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        print("## ctx_index call throughput\n\n| call | throughput |\n|---|---|")
-        print("\n".join(anyio.run(index_throughput, work)), flush=True)
-        print("\n## Background embedding and kernels\n\n| what | figure | |\n|---|---|---|")
-        print("\n".join(anyio.run(embedding_and_kernels, work, args.skip_kernel)), flush=True)
-        for size in (int(s) for s in args.sizes.split(",")):
+        parts = args.parts.split(",")
+        if "index" in parts:
+            print("## ctx_index call throughput\n\n| call | throughput |\n|---|---|")
+            print("\n".join(anyio.run(index_throughput, work)), flush=True)
+        if "embedding" in parts:
+            print("\n## Background embedding and kernels\n\n| what | figure | |\n|---|---|---|")
+            print("\n".join(anyio.run(embedding_and_kernels, work, args.skip_kernel)), flush=True)
+        for size in (int(s) for s in args.sizes.split(",") if "sizes" in parts):
             db, repo, total = build(work / f"s{size}.sqlite3", size, replicate=False)
             semantic = SemanticRecall(db=db, files=default_model())
             semantic.encoder.load()

@@ -124,8 +124,10 @@ class VectorRepository:
             "max(c.id) FROM chunks c JOIN sources s ON s.id = c.source_id "
             "WHERE s.label IN :labels AND s.kind IN :kinds"
         ).bindparams(bindparam("labels", expanding=True), bindparam("kinds", expanding=True))
+        # Bytes estimated from each source's size over its chunk count: reading the chunks' text
+        # to measure it made every ctx_index call scan its whole backlog.
         backlog = text(
-            "SELECT coalesce(sum(length(CAST(c.content AS BLOB))), 0) "
+            "SELECT coalesce(sum(s.bytes * 1.0 / max(s.chunk_count, 1)), 0) "
             "FROM chunks c JOIN sources s ON s.id = c.source_id "
             "WHERE c.id > :after AND c.id <= :upto AND s.kind IN :kinds AND NOT EXISTS "
             "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m)"
