@@ -116,9 +116,11 @@ class EmbeddingWorker:
                 self._cond.notify_all()
 
     def _loop(self) -> None:
-        self._lower_priority()
         try:
+            # Loaded before the priority drops: creating the ONNX session holds the GIL, and a
+            # nice-19 thread holding it on a busy machine stalls the event loop for seconds.
             self._encoder.load()
+            self._lower_priority()
             self._run_sync(self._repo.drop_other_models)
         except SemanticUnavailable as exc:
             log.warning("semantic search is off: %s", exc.message)
