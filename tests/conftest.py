@@ -56,6 +56,9 @@ def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Setting
     values: dict[str, object] = {
         "home": tmp_path / "home", "project_dir": project, "base_env": dict(os.environ),
         "kernel_start_timeout_s": 60.0,
+        # Words only unless a test asks for semantic recall: the background embedder would make a
+        # search's ranking depend on how far it got (tests/knowledge/test_semantic*.py turn it on).
+        "semantic": False,
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

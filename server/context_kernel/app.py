@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .knowledge.service import KnowledgeService
     from .notebooks.service import ExportService
     from .records import RecordService
+    from .semantic.service import SemanticRecall
     from .store.db import Database
     from .web.client import SafeFetcher
     from .web.service import FetchService
@@ -80,6 +81,7 @@ class Resources:
     db: Database
     pool: KernelPool
     fetcher: SafeFetcher
+    semantic: SemanticRecall | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,8 @@ class App:
         await res.pool.shutdown_all()  # shielded and time-bounded inside
         with anyio.CancelScope(shield=True):
             await res.fetcher.aclose()
+            if res.semantic is not None:  # the embedder's thread stops between batches (bounded)
+                await anyio.to_thread.run_sync(res.semantic.close)
 
     def pool_spares(self) -> list[tuple[str, int | None, float]]:
         """(kernel name, pid, seconds idle) of the prewarmed kernels no session took yet (ctx_doctor)."""
@@ -157,9 +161,10 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         compacted = last_compacted(settings.home, settings.project_dir) or 0.0
         return max(compacted, time.time() - settings.resend_after_s)
 
+    semantic = await anyio.to_thread.run_sync(_semantic, settings, db)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
                                  search_budget=settings.search_budget, guard=guard, spawn=spawn,
-                                 forgotten_before=forgotten_before)
+                                 forgotten_before=forgotten_before, semantic=semantic)
     ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
     knowledge.ingest_before_reads(ingestion.ingest)
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
@@ -177,7 +182,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                               ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
                               after_purge=execution.forget_sessions),
-        _resources=Resources(db, pool, fetcher),
+        _resources=Resources(db, pool, fetcher, semantic),
     )
 
 
@@ -191,6 +196,21 @@ async def _warm_secret_shapes(home: Path) -> None:
         await anyio.to_thread.run_sync(cached_shapes, home / "cache")
     except Exception:  # a warm-up: the first redaction raises it again where it matters
         log.exception("could not read detect-secrets' patterns in advance")
+
+
+def _semantic(settings: Settings, db: Database) -> SemanticRecall | None:
+    """Semantic recall when the extra is installed and not switched off; else None (search by words)."""
+    from .semantic.status import probe
+
+    status = probe(settings.semantic, settings.semantic_model)
+    if status.state != "on" or status.files is None:
+        log.info("semantic search: %s %s", status.detail, status.hint)
+        return None
+    from .semantic.service import SemanticRecall
+
+    semantic = SemanticRecall(db=db, files=status.files)
+    semantic.start()  # embeds what an earlier run left without vectors, in the background
+    return semantic
 
 
 async def _retention_loop(db: Database, settings: Settings) -> None:

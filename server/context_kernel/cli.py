@@ -108,6 +108,9 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         max_kernel_logs=_env_int(env, "CONTEXT_KERNEL_MAX_KERNEL_LOGS", DEFAULT_MAX_KERNEL_LOGS),
         python=python,
         python_from=python_from,
+        semantic=env.get("CONTEXT_KERNEL_SEMANTIC", "1").strip().lower() not in ("0", "off", "false", "no"),
+        semantic_model=Path(env["CONTEXT_KERNEL_SEMANTIC_MODEL"]).expanduser()
+        if env.get("CONTEXT_KERNEL_SEMANTIC_MODEL") else None,
     )
 
 

@@ -172,6 +172,17 @@ def check_sqlite() -> Check:
     return Check("FAIL", "sqlite", f"{sqlite_version()}: FTS5/trigram unavailable ({problem})")
 
 
+def check_semantic(settings: Settings) -> Check:
+    """Semantic recall: on (model verified), off by a setting, or missing/broken and how to fix it."""
+    from .semantic.status import probe
+
+    status = probe(settings.semantic, settings.semantic_model, verify=True)
+    if status.state == "on":
+        return Check("OK", "semantic", f"on: {status.detail}")
+    hint = f" — {status.hint}" if status.hint else ""
+    return Check("WARN" if status.state != "off" else "OK", "semantic", f"{status.state}: {status.detail}{hint}")
+
+
 def home_problem(home: Path) -> str | None:
     """None when the data dir exists (or can be made) and a file can be written in it; else why not."""
     try:
@@ -266,7 +277,8 @@ KERNEL_CHECK_CONCURRENCY = 3
 
 
 async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython) -> list[Check]:
-    checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings)]
+    checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings),
+              await anyio.to_thread.run_sync(check_semantic, settings)]
     env_check = await check_python(python)  # writes the project python's kernelspec, found below
     checks.append(env_check)
     checks += await check_libraries(settings, python.env)

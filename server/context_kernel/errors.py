@@ -16,6 +16,7 @@ it is the cell's output, returned as data.
     │   └── PoolExhausted              every kernel slot is busy
     ├── StoreError                     SQLite failed (locked beyond retries, corrupt, disk full)
     ├── ReplayError                    a notebook cannot be replayed here (notebooks/replay.py)
+    ├── SemanticUnavailable            the embedding model cannot run: extra missing, file tampered
     └── FetchError                     a URL could not be fetched or indexed (web/errors.py)
         ├── FetchBlocked               the address rules refuse the URL or an address it resolves to
         ├── FetchTooLarge              the body is over the size cap
@@ -114,3 +115,14 @@ class StoreError(ContextKernelError):
 class ReplayError(ContextKernelError):
     """An exported notebook cannot be replayed here: it names no kernel, a part is missing, or a
     kernel it needs is not installed."""
+
+
+class SemanticUnavailable(ContextKernelError):
+    """The semantic extra cannot run: not installed (`missing`) or its model files are refused (`broken`).
+
+    Search goes on lexically; doctor and ctx_index's reply carry the message and the hint.
+    """
+
+    def __init__(self, message: str, *, state: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.state = state

@@ -93,6 +93,10 @@ class Settings:
     command on PATH (`serve --python`, CONTEXT_KERNEL_PYTHON); None: found (kernels/interpreters.py)."""
     python_from: str = "--python"
     """Where `python` was set, as the user named it (for doctor and error messages)."""
+    semantic: bool = True
+    """Semantic recall when the `semantic` extra is installed (CONTEXT_KERNEL_SEMANTIC=0: words only)."""
+    semantic_model: Path | None = None
+    """Another embedding model's directory (sentence-transformers or fastembed layout); None: the default."""
 
     @property
     def db_path(self) -> Path:

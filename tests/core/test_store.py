@@ -18,10 +18,12 @@ def test_a_blank_database_migrates_to_every_table_and_index(tmp_path: Path) -> N
         insp = inspect(engine)
         tables = set(insp.get_table_names())
         assert {"sessions", "executions", "outputs", "_migrations", "sources", "chunks",
-                "sent_chunks", "chunks_porter", "chunks_trigram", "chunks_vocab"} <= tables
+                "sent_chunks", "chunks_porter", "chunks_trigram", "chunks_vocab", "chunk_vectors",
+                "vector_state"} <= tables
         assert {ix["name"] for ix in insp.get_indexes("executions")} >= {"executions_session"}
         assert {ix["name"] for ix in insp.get_indexes("outputs")} >= {"outputs_execution"}
         assert {ix["name"] for ix in insp.get_indexes("chunks")} >= {"chunks_source"}
+        assert {ix["name"] for ix in insp.get_indexes("chunk_vectors")} >= {"chunk_vectors_chunk"}
         with engine.connect() as conn:
             triggers = {r[0] for r in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))}
             fts = {r[0]: r[1] for r in conn.execute(text(
@@ -29,7 +31,7 @@ def test_a_blank_database_migrates_to_every_table_and_index(tmp_path: Path) -> N
             versions = [r[0] for r in conn.execute(text("SELECT version FROM _migrations ORDER BY version"))]
             mode = conn.execute(text("PRAGMA journal_mode")).scalar()
         assert versions == list(range(1, len(MIGRATIONS) + 1))
-        assert triggers == {"chunks_ad"}
+        assert triggers == {"chunks_ad", "sources_ad_vectors"}
         assert "porter unicode61" in fts["chunks_porter"] and "trigram" in fts["chunks_trigram"]
         assert mode == "wal"
     finally:

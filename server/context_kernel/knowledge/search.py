@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
 from .fuzzy import correct
 from .rank import fuse, rerank
-from .snippets import Matcher, snippet
+from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
 
 CANDIDATES = 30
@@ -32,6 +32,8 @@ class Hit:
     snippet: str
     also_in: tuple[str, ...] = ()
     """Other sources holding the very same text (a vendored file, a copied page): named, not repeated."""
+    window: tuple[int, int] | None = None
+    """The span of the chunk the model found closest (hybrid hits): the reply's snippet is cut around it."""
 
 
 @dataclass
@@ -45,43 +47,75 @@ class SearchResult:
     """What matched, for the reply to cut snippets to the size it can give each hit."""
 
 
+@dataclass
+class LexicalRanking:
+    """Every lexical candidate of a query, reranked, best first (what search and fusion start from)."""
+    matcher: Matcher | None
+    """None when every word of the query was an identifier nothing holds."""
+    ranked: list[tuple[int, float]]
+    chunks: dict[int, ChunkRow]
+    corrections: dict[str, str] = field(default_factory=dict)
+    """Original word → the stem searched instead."""
+    missing: list[str] = field(default_factory=list)
+    """Query identifiers and words that no section holds (said in the reply)."""
+
+
 def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str | None = None,
-           kind: str | None = None, sort: str = "relevance") -> SearchResult:
+           kind: str | None = None, sort: str = "relevance", snippet_chars: int = MAX_SNIPPET_CHARS) -> SearchResult:
     result = SearchResult(query=query)
+    lexical = rank_lexical(repo, query, source=source, kind=kind)
+    if lexical is None:
+        return result
+    result.missing, result.matcher = lexical.missing, lexical.matcher
+    matcher, chunks = lexical.matcher, lexical.chunks
+    if matcher is None:
+        return result
+    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher, snippet_chars), also)
+            for cid, score, also in fold_identical(lexical.ranked, chunks, limit)]
+    finish(result, hits, lexical.corrections, sort)
+    return result
+
+
+def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = None,
+                 kind: str | None = None) -> LexicalRanking | None:
+    """None when the query has no searchable word."""
     terms = query_terms(query)
     if not terms:
-        return result
+        return None
     # An identifier is looked for as itself: its parts are never "corrected" (`API_TOKEN` became
     # `taken`), and when nothing holds it, its parts alone (`prep`, `cif`) only find unrelated text.
     exact = identifiers(query)
     protected = {w for ident in exact for w in words(ident)}
-    result.missing = [ident for ident in exact if not _holds(repo, ident, source, kind)]
-    lost = {w for ident in result.missing for w in words(ident)} - _other_words(query, exact)
+    missing = [ident for ident in exact if not _holds(repo, ident, source, kind)]
+    lost = {w for ident in missing for w in words(ident)} - _other_words(query, exact)
     terms = [t for t in terms if t not in lost]
     if not terms:
-        return result
+        return LexicalRanking(None, [], {}, {}, missing)
     known = repo.stem_frequencies(list({stem(t) for t in terms}))
     fixed, absent = _corrected(repo, terms, known, protected)
-    result.missing += absent
+    missing += absent
+    corrections: dict[str, str] = {}
     if fixed:
         corrections = {t: f for t, f in zip(terms, fixed, strict=False) if t != f}
         terms = fixed
+    matcher = Matcher(terms)
     ranked = _candidates(repo, terms, source, kind, known)
     if not ranked:
-        return result
+        return LexicalRanking(matcher, [], {}, corrections, missing)
     chunks = repo.chunks(list(ranked))
-    matcher = result.matcher = Matcher(terms)
-    ordered = _once(rerank(ranked, chunks, matcher), chunks, limit)
-    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher), also) for cid, score, also in ordered]
-    if fixed:
+    return LexicalRanking(matcher, rerank(ranked, chunks, matcher), chunks, corrections, missing)
+
+
+def finish(result: SearchResult, hits: list[Hit], corrections: dict[str, str], sort: str) -> None:
+    """Spell corrections as words of the hits, order by time if asked, and set the hits."""
+    if corrections:
         result.corrections = {orig: _spelled(stemmed, hits) for orig, stemmed in corrections.items()}
     if sort == "timeline":
         hits.sort(key=lambda h: (h.chunk.indexed_at, h.chunk.source_id, h.chunk.seq))
     result.hits = hits
-    return result
 
 
-def _once(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow],
+def fold_identical(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow],
           limit: int) -> list[tuple[int, float, tuple[str, ...]]]:
     """The best `limit` hits with identical texts folded into the first, which names where else
     the text is: other sources by label, the same source's other sections by title."""

@@ -12,7 +12,7 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -24,13 +24,27 @@ from ..security.redact import redact_output
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
-from .model import Chunk
+from .fusion import hybrid_search, window_snippet
+from .model import MAX_CHUNK_BYTES, Chunk
 from .search import Hit, SearchResult, search
-from .snippets import share_out, snippet
+from .snippets import MAX_SNIPPET_CHARS, share_out, snippet
 from .walk import walk
+
+if TYPE_CHECKING:  # numpy and the model: only when the semantic extra is installed and on
+    from ..semantic.service import SemanticRecall
 
 MAX_QUERIES = 10
 BATCH_BYTES = 4 * 1024 * 1024
+# Room a hit's heading line takes in the reply, besides its snippet.
+HIT_OVERHEAD = 160
+# How many nearest chunks semantic recall hands to fusion per query.
+DENSE_DEPTH = 30
+
+
+def snippet_chars(budget: int, limit: int) -> int:
+    """A hit's share of the reply budget: fewer hits asked for, longer snippets (never below the
+    lexical default, never above a whole chunk)."""
+    return max(MAX_SNIPPET_CHARS, min(MAX_CHUNK_BYTES, (budget - HIT_OVERHEAD) // max(1, limit) - HIT_OVERHEAD))
 
 
 @dataclass
@@ -66,10 +80,12 @@ class KnowledgeService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
                  guard: DenyGuard | None = None,
                  spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
-                 forgotten_before: Callable[[], float] | None = None) -> None:
+                 forgotten_before: Callable[[], float] | None = None,
+                 semantic: SemanticRecall | None = None) -> None:
         self._ingest: Ingest | None = None
         # Sections sent before this time count as forgotten (a compaction, the resend period).
         self._forgotten_before = forgotten_before or (lambda: 0.0)
+        self._semantic = semantic
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
@@ -116,6 +132,12 @@ class KnowledgeService:
         return row
 
     def _trigram_later(self) -> None:
+        """Build the trigram index (and the vectors) of what was just indexed after the reply."""
+        if self._semantic is not None:
+            self._semantic.indexed()  # wakes the background embedder; never waits for it
+        self._trigram_catch_up()
+
+    def _trigram_catch_up(self) -> None:
         """Build the trigram index of what was just indexed after the reply, off the caller's time.
 
         One catch-up is queued at a time; it runs on the database thread, so a search queued
@@ -154,6 +176,10 @@ class KnowledgeService:
         count(bytes_indexed=row.bytes, source=row.label)
         self._trigram_later()
         return row
+
+    async def semantic_coverage(self, labels: list[str]) -> str | None:
+        """For ctx_index's reply: when semantic search covers these sources (None: semantic is not on)."""
+        return await self._semantic.coverage(labels) if self._semantic is not None else None
 
     async def stem_frequencies(self, stems: list[str]) -> dict[str, int]:
         return await self._db.run(self._repo.stem_frequencies, stems)
@@ -282,11 +308,22 @@ class KnowledgeService:
             notes.append(f"(dropped {len(dropped)} deleted file(s) from the index: {', '.join(dropped[:5])})")
         call_no = self._calls[session_id] = self._calls.get(session_id, 0) + 1
         since = self._forgotten_before()
+        # Queries are embedded before the hop, so the database thread never waits for the model.
+        vectors = await self._semantic.embed_queries(wanted) if self._semantic is not None else None
+        chars = snippet_chars(self._budget, limit)
+
+        def one(i: int, query: str) -> SearchResult:
+            if vectors is None or self._semantic is None:
+                return search(self._repo, query, limit=limit, source=source, kind=content_type, sort=sort,
+                              snippet_chars=chars)
+            dense = self._semantic.dense(vectors[i], DENSE_DEPTH, source, content_type)
+            return hybrid_search(self._repo, query, dense, limit=limit, source=source, kind=content_type, sort=sort,
+                                 snippet_chars=chars, best_windows=self._semantic.best_windows(vectors[i]))
 
         def one_hop() -> SearchReply:
             # Every query, what this session was already sent, and the record of what it is sent
             # now: one visit to the database thread.
-            results = [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort) for q in wanted]
+            results = [one(i, q) for i, q in enumerate(wanted)]
             already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits], since=since)
             text, sent_ids, shown, back = render(results, already, self._budget, notes, content_type)
             self._repo.mark_sent(session_id, sent_ids, call_no)
@@ -427,10 +464,15 @@ def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget
     for (_, _, result, i), share in zip(fresh, share_out(wants, room), strict=True):
         hit = result.hits[i]
         content = hit.chunk.content
-        if result.matcher is None or share >= len(content.encode()):
-            out[hit.chunk.id] = hit.snippet if share < len(content.encode()) else content
+        if share >= len(content.encode()):
+            out[hit.chunk.id] = content
             continue
         # Shares are bytes, snippets count characters: scale by the chunk's own ratio.
         chars = max(MIN_SHARE // 2, share * len(content) // max(1, len(content.encode())) - 8)
-        out[hit.chunk.id] = snippet(content, result.matcher, limit=chars)
+        if hit.window is not None:  # a hybrid hit: around where the model found the meaning
+            out[hit.chunk.id] = window_snippet(content, *hit.window, chars)
+        elif result.matcher is None:
+            out[hit.chunk.id] = hit.snippet
+        else:
+            out[hit.chunk.id] = snippet(content, result.matcher, limit=chars)
     return out

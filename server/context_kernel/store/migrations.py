@@ -229,9 +229,34 @@ def _m007_source_flows(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX source_flows_source ON source_flows(source)"))
 
 
+def _m008_chunk_vectors(conn: Connection) -> None:
+    # Dense vectors of chunks (the semantic extra, semantic/): one row per window of a chunk, its
+    # character span in the chunk, the model that made it, and the vector as float16 bytes (half
+    # the size of float32; cosine moves by less than 1e-3). Written by the background embedder,
+    # gone with their chunk.
+    conn.execute(text("""
+        CREATE TABLE chunk_vectors (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            start INTEGER NOT NULL,
+            stop INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            vec BLOB NOT NULL
+        )"""))
+    conn.execute(text("CREATE INDEX chunk_vectors_chunk ON chunk_vectors(chunk_id)"))
+    # Servers keep the vectors in memory and add new rows by id; `deletions` grows whenever rows
+    # may have gone (a source removed), so they know to drop theirs too.
+    conn.execute(text("CREATE TABLE vector_state (id INTEGER PRIMARY KEY CHECK (id = 1), deletions INTEGER NOT NULL)"))
+    conn.execute(text("INSERT INTO vector_state (id, deletions) VALUES (1, 0)"))
+    conn.execute(text("""
+        CREATE TRIGGER sources_ad_vectors AFTER DELETE ON sources BEGIN
+            UPDATE vector_state SET deletions = deletions + 1;
+        END"""))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
-    _m006_execution_python, _m007_source_flows,
+    _m006_execution_python, _m007_source_flows, _m008_chunk_vectors,
 ]
 
 

@@ -42,9 +42,12 @@ async def ctx_index(
     report = await app.knowledge.index(content=content, path=path, source=source, include=include, exclude=exclude,
                                        max_depth=maxDepth, max_files=maxFiles, respect_gitignore=respectGitignore,
                                        session_id=session.id)
+    coverage = await app.knowledge.semantic_coverage([s.label for s in report.sources])
+    semantic = f"\n{coverage}" if coverage else ""
     if content is not None:
         row, label = report.sources[0], report.root_label
-        return text_result(f'Indexed {counted(row.chunk_count, "section")} ({row.code_chunks} with code) as "{label}".')
+        return text_result(f'Indexed {counted(row.chunk_count, "section")} ({row.code_chunks} with code) as '
+                           f'"{label}".{semantic}')
     files = len(report.sources)
     skipped = "; skipped: " + ", ".join(f"{n} {why}" for why, n in report.skipped.items()) if report.skipped else ""
     what = f"{counted(files, 'file')}, " if files != 1 or report.skipped else ""
@@ -52,7 +55,7 @@ async def ctx_index(
         skipped += f"; removed {counted(len(report.removed), 'file')} this walk no longer covers"
     return text_result(f'Indexed {what}{counted(report.sections, "section")} ({report.code_sections} with code) as '
                        f'"{report.root_label}"{skipped}. Search with ctx_search(queries=[...], '
-                       f'source="{report.root_label}").')
+                       f'source="{report.root_label}").{semantic}')
 
 
 async def ctx_search(

@@ -1,0 +1,136 @@
+"""Hybrid search: the lexical ranking fused with the chunks nearest in meaning (semantic recall).
+
+Weighted reciprocal rank fusion: each list gives a chunk weight / (k + rank). Ranks, not scores,
+because BM25-after-rerank and cosine live on scales that do not compare; the constants were chosen
+on the dev split of bench/search_eval and confirmed on its test split (docs/search.md).
+
+Dense hits arrive already computed (semantic/service.py runs them on the same store thread), so
+this module needs nothing of the semantic extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ..store.knowledge import KnowledgeRepository
+from .search import Hit, SearchResult, finish, fold_identical, rank_lexical
+from .snippets import MAX_SNIPPET_CHARS, snippet
+
+
+class DenseHitLike(Protocol):
+    @property
+    def chunk_id(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def stop(self) -> int: ...
+
+
+BestWindows = Callable[[list[int]], Mapping[int, DenseHitLike]]
+"""Chunk ids → each one's best window against the query (semantic/index.py `best_windows`)."""
+
+
+@dataclass(frozen=True)
+class Fusion:
+    method: Literal["rrf", "convex"] = "rrf"
+    k: int = 60
+    """rrf: each list gives weight / (k + rank)."""
+    dense_weight: float = 1.0
+    alpha: float = 0.3
+    """convex: alpha · cosine (scaled from FLOOR to the best candidate's) + (1 - alpha) · lexical score / best."""
+    depth: int = 30
+    """How many of each list take part."""
+    window_snippets: bool = True
+    """Show the text around the chunk's best window (where the model found the meaning), not the word matches."""
+
+
+DEFAULT_FUSION = Fusion()
+COSINE_FLOOR = 0.2
+
+
+def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHitLike], *, limit: int = 5,
+                  source: str | None = None, kind: str | None = None, sort: str = "relevance",
+                  snippet_chars: int = MAX_SNIPPET_CHARS, fusion: Fusion | None = None,
+                  best_windows: BestWindows | None = None) -> SearchResult:
+    fusion = fusion or DEFAULT_FUSION
+    result = SearchResult(query=query)
+    lexical = rank_lexical(repo, query, source=source, kind=kind)
+    if lexical is not None:
+        result.missing, result.matcher = lexical.missing, lexical.matcher
+        if lexical.matcher is None:
+            # Every word was an identifier nothing holds: the nearest meanings would be unrelated text.
+            return result
+    lex = lexical.ranked[:fusion.depth] if lexical is not None else []
+    windows: dict[int, DenseHitLike] = {h.chunk_id: h for h in dense[:fusion.depth]}
+    if fusion.method == "convex" and best_windows is not None:
+        windows.update({c: h for c, h in best_windows([c for c, _ in lex if c not in windows]).items()})
+    scores = _convex(lex, windows, fusion) if fusion.method == "convex" else _rrf(lex, dense[:fusion.depth], fusion)
+    # A few more than asked, so that identical texts folded into one (search.fold_identical) still leave `limit`.
+    candidates = sorted(scores.items(), key=lambda item: -item[1])[:limit * 3]
+    chunks = dict(lexical.chunks) if lexical is not None else {}
+    absent = [cid for cid, _ in candidates if cid not in chunks]
+    if absent:
+        chunks.update(repo.chunks(absent))
+    kept = [(cid, score) for cid, score in candidates if cid in chunks]  # a chunk may be deleted meanwhile
+    top = fold_identical(kept, chunks, limit)
+    if fusion.window_snippets and best_windows is not None:
+        unknown = [cid for cid, _, _ in top if cid not in windows]
+        if unknown:
+            windows.update(best_windows(unknown))
+    matcher = lexical.matcher if lexical is not None else None
+    hits = []
+    for cid, score, also in top:
+        chunk = chunks[cid]
+        window = windows.get(cid)
+        lexical_match = matcher is not None and bool(matcher.positions(chunk.content[:20000]))
+        if matcher is not None and lexical_match and not (fusion.window_snippets and window is not None):
+            hits.append(Hit(chunk, score, snippet(chunk.content, matcher, snippet_chars), also))
+            continue
+        start, stop = (window.start, window.stop) if window else (0, 0)
+        hits.append(Hit(chunk, score, window_snippet(chunk.content, start, stop, snippet_chars), also, (start, stop)))
+    finish(result, hits, lexical.corrections if lexical is not None else {}, sort)
+    return result
+
+
+def _rrf(lex: list[tuple[int, float]], dense: Sequence[DenseHitLike], fusion: Fusion) -> dict[int, float]:
+    scores: dict[int, float] = {}
+    for rank, (cid, _) in enumerate(lex, start=1):
+        scores[cid] = 1.0 / (fusion.k + rank)
+    for rank, hit in enumerate(dense, start=1):
+        scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + fusion.dense_weight / (fusion.k + rank)
+    return scores
+
+
+def _convex(lex: list[tuple[int, float]], windows: Mapping[int, DenseHitLike], fusion: Fusion) -> dict[int, float]:
+    # Scores, not ranks: a chunk far ahead in one list keeps its lead. Each side is scaled to its
+    # best candidate, the cosine from a floor below which MiniLM similarity means nothing.
+    lexical = dict(lex)
+    best_lex = max(lexical.values(), default=1.0) or 1.0
+    best_cos = max((h.score for h in windows.values()), default=1.0)
+    span = max(1e-6, best_cos - COSINE_FLOOR)
+    return {cid: fusion.alpha * max(0.0, ((windows[cid].score if cid in windows else 0.0) - COSINE_FLOOR) / span)
+            + (1 - fusion.alpha) * lexical.get(cid, 0.0) / best_lex
+            for cid in set(lexical) | set(windows)}
+
+
+def window_snippet(content: str, start: int, stop: int, limit: int) -> str:
+    """The text around a window the model found closest, line-aligned, up to `limit` characters."""
+    if len(content) <= limit:
+        return content
+    spare = max(0, limit - (stop - start))
+    lo = max(0, start - spare // 2)
+    hi = min(len(content), lo + limit)
+    lo = max(0, hi - limit)
+    if lo > 0:
+        nl = content.find("\n", lo, start + 1)
+        lo = nl + 1 if nl != -1 else lo
+    if hi < len(content):
+        nl = content.rfind("\n", max(lo, stop - 1), hi)
+        hi = nl if nl > lo else hi
+    prefix = "…\n" if lo > 0 else ""
+    suffix = "\n…" if hi < len(content) else ""
+    return prefix + content[lo:hi].strip("\n") + suffix

@@ -1,0 +1,5 @@
+"""Semantic recall (the `semantic` install extra): dense vectors of indexed chunks, fused with words.
+
+`status` needs nothing of the extra; every other module here imports numpy and is imported only
+once `status.probe` said the extra is there.
+"""

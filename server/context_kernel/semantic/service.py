@@ -1,0 +1,104 @@
+"""Semantic recall as the knowledge service sees it: wake the embedder, embed queries, find near chunks.
+
+Built by the app only when the semantic extra is installed and not switched off (`status.py`
+decides); the knowledge service works without one, lexically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import anyio
+import numpy as np
+import numpy.typing as npt
+
+from ..store.db import Database
+from ..store.vectors import Coverage, VectorRepository
+from .encoder import WINDOW_TOKENS, Encoder
+from .files import ModelFiles
+from .index import DenseHit, VectorIndex
+from .worker import EmbeddingWorker
+
+# Prose and code that someone chose to index: files, directories, texts, fetched pages, batch
+# results. Not a cell's raw output log nor hook events: words find those well, and embedding
+# a 100 MB log would keep the embedder busy for hours.
+EMBEDDED_KINDS = ("text", "file", "fetch", "batch")
+# Below this cosine a chunk found by meaning alone is noise for MiniLM (unrelated English text
+# scores 0.1-0.25): such chunks never make a hit on their own.
+DENSE_FLOOR = 0.25
+
+F32 = npt.NDArray[np.float32]
+
+
+class SemanticRecall:
+    def __init__(self, *, db: Database, files: ModelFiles, kinds: Sequence[str] = EMBEDDED_KINDS,
+                 nice: int = 19, window_tokens: int = WINDOW_TOKENS) -> None:
+        self._db = db
+        self.files = files
+        self.encoder = Encoder(files, window_tokens=window_tokens)
+        # Vectors of another model, or of other windows, are not comparable: the id says both.
+        model_id = files.name + (":" + files.pinned["model.onnx"][:12] if "model.onnx" in files.pinned
+                                 else f":{files.onnx.stat().st_size}") + f":w{self.encoder.window_tokens}"
+        self.vectors = VectorRepository(db.engine, kinds=kinds, model=model_id)
+        self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder, nice=nice)
+        self._index: VectorIndex | None = None
+
+    def start(self) -> None:
+        """Embed what earlier runs left without vectors (the thread starts here, not at construction)."""
+        self.worker.wake()
+
+    def indexed(self) -> None:
+        self.worker.wake()
+
+    def close(self) -> None:
+        self.worker.stop()
+
+    async def embed_queries(self, queries: list[str]) -> list[F32] | None:
+        """The queries' vectors, or None while there is nothing to compare them with (or no model)."""
+        if self.worker.failure is not None:
+            return None
+        upto, _ = await self._db.run(self.vectors.state)
+        if not upto:
+            return None
+        return await anyio.to_thread.run_sync(lambda: [self.encoder.embed_query(q) for q in queries])
+
+    def dense(self, query: F32, k: int, source: str | None = None, kind: str | None = None) -> list[DenseHit]:
+        """The k nearest chunks by their best window (on the store's thread, like every read)."""
+        if self._index is None:
+            self._index = VectorIndex(self.vectors, self.encoder.dim or len(query))
+        self._index.sync()
+        allowed = None
+        if source or kind:
+            ids = np.asarray(self.vectors.chunk_ids(source, kind), dtype=np.int64)
+            allowed = lambda chunks: np.isin(chunks, ids)  # noqa: E731 - a one-line closure over ids
+        return [h for h in self._index.search(query, k, allowed) if h.score >= DENSE_FLOOR]
+
+    def best_windows(self, query: F32) -> Callable[[list[int]], dict[int, DenseHit]]:
+        """For fusion: the best window of chunks the lexical side found (after `dense`, same thread)."""
+        def lookup(chunk_ids: list[int]) -> dict[int, DenseHit]:
+            return self._index.best_windows(query, chunk_ids) if self._index is not None else {}
+        return lookup
+
+    async def coverage(self, labels: list[str]) -> str:
+        """One line for ctx_index's reply: when semantic search covers what was just indexed."""
+        failure = self.worker.failure
+        if failure is not None:
+            return f"Semantic search is off ({failure.message}); {failure.hint}"
+        progress = self.worker.progress()
+        cov: Coverage = await self._db.run(self.vectors.coverage, labels, progress.cursor)
+        if not cov.chunks:
+            return "Semantic search: not embedded (this kind of content is searched by words)."
+        if cov.embedded >= cov.chunks:
+            return "Semantic search covers it now."
+        rate = progress.bytes_per_s
+        when = f"in about {_duration(cov.pending_bytes / rate)}" if rate else "once the background embedder reaches it"
+        return (f"Semantic search covers it {when} ({cov.chunks - cov.embedded} of {cov.chunks} sections are being "
+                "embedded in the background); until then ctx_search finds it by words.")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
