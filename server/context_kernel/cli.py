@@ -37,6 +37,7 @@ from .settings import (
     DEFAULT_RETURN_BUDGET,
     DEFAULT_TIMEOUT_MS,
     MAX_TIMEOUT_MS,
+    GatewaySettings,
     Settings,
 )
 from .setup.cli import add_parsers as add_setup_parsers
@@ -79,6 +80,34 @@ def _python_choice(args: argparse.Namespace, env: dict[str, str]) -> tuple[str |
     return value, source
 
 
+GATEWAY_HELP = ("run every kernel on this Jupyter Enterprise Gateway / Kernel Gateway / Jupyter Server "
+                "(http(s)://host:port; default: CONTEXT_KERNEL_GATEWAY_URL, else JUPYTER_GATEWAY_URL)")
+
+
+def _gateway(args: argparse.Namespace, env: dict[str, str]) -> GatewaySettings | None:
+    """`--gateway-url` and its auth and timeouts; the flags win over the variables (as jupyter_server names them)."""
+    url = getattr(args, "gateway_url", None) or env.get("CONTEXT_KERNEL_GATEWAY_URL") or env.get("JUPYTER_GATEWAY_URL")
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")):
+        raise SystemExit(f"--gateway-url must start with http:// or https://, got {url!r}")
+    header: tuple[str, str] | None = None
+    raw = getattr(args, "gateway_auth_header", None) or env.get("CONTEXT_KERNEL_GATEWAY_AUTH_HEADER")
+    token = (getattr(args, "gateway_token", None) or env.get("CONTEXT_KERNEL_GATEWAY_TOKEN")
+             or env.get("JUPYTER_GATEWAY_AUTH_TOKEN"))
+    if raw:
+        name, sep, value = raw.partition(":")
+        if not sep or not name.strip():
+            raise SystemExit(f"--gateway-auth-header must be 'Name: value', got {raw!r}")
+        header = (name.strip(), value.strip())
+    elif token:
+        header = ("Authorization", f"token {token}")  # the scheme Jupyter servers accept
+    request = getattr(args, "gateway_request_timeout", None) or _env_float(
+        env, "CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S", 60.0)
+    connect = _env_float(env, "CONTEXT_KERNEL_GATEWAY_CONNECT_TIMEOUT_S", 10.0)
+    return GatewaySettings(url=url, auth_header=header, connect_timeout_s=connect, request_timeout_s=request)
+
+
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
     python, python_from = _python_choice(args, env)
     return Settings(
@@ -103,6 +132,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         max_kernel_logs=_env_int(env, "CONTEXT_KERNEL_MAX_KERNEL_LOGS", DEFAULT_MAX_KERNEL_LOGS),
         python=python,
         python_from=python_from,
+        gateway=_gateway(args, env),
     )
 
 
@@ -232,12 +262,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .app import kernel_factory, project_python
+    from .app import kernel_factory, open_gateway, project_python
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
     python = project_python(settings)
-    return run_doctor(settings, kernel_factory(settings, python), python, start=not args.no_start)
+    gateway = open_gateway(settings)
+    return run_doctor(settings, kernel_factory(settings, python, gateway), python, start=not args.no_start,
+                      gateway=gateway)
 
 
 async def _fetch(settings: Settings, urls: list[str], source: str | None, force: bool, ttl: float | None,
@@ -453,6 +485,18 @@ def cmd_setup(args: argparse.Namespace) -> int:
                token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=in_uv_cache(sys.prefix))
 
 
+def _gateway_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gateway-url", metavar="URL", help=GATEWAY_HELP)
+    parser.add_argument("--gateway-token", metavar="TOKEN",
+                        help="sent as 'Authorization: token TOKEN' (default: CONTEXT_KERNEL_GATEWAY_TOKEN, else "
+                             "JUPYTER_GATEWAY_AUTH_TOKEN); prefer the variable: arguments show in ps")
+    parser.add_argument("--gateway-auth-header", metavar="'NAME: VALUE'",
+                        help="a header of your own instead of the token (default: CONTEXT_KERNEL_GATEWAY_AUTH_HEADER)")
+    parser.add_argument("--gateway-request-timeout", type=float, metavar="SECONDS",
+                        help="limit of one REST call to the gateway; a kernel start has its own (60 s) "
+                             "(default: CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S, else 60)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -476,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="http: a Host header to accept besides loopback and the bound address (repeatable)")
     serve.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
                        help="http: an Origin to accept besides loopback ones, e.g. http://myhost:* (repeatable)")
+    _gateway_arguments(serve)
     serve.set_defaults(func=cmd_serve)
     token = sub.add_parser("token", help="the bearer token of the HTTP transport")
     token.add_argument("action", choices=["show", "rotate", "path", "header"],
@@ -488,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
     doctor.add_argument("--project", default=None)
     doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
+    _gateway_arguments(doctor)
     doctor.set_defaults(func=cmd_doctor)
     kernels = sub.add_parser("kernels", help="install our kernelspecs so that any Jupyter can start them")
     kernels_sub = kernels.add_subparsers(dest="kernels_command", required=True)

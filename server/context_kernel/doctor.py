@@ -15,10 +15,11 @@ from .kernels.languages import LANGUAGES, Language
 from .settings import Settings
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
-    from .kernels.backend import JupyterKernel
+    from .kernels.backend import Kernel
+    from .kernels.gateway_client import Gateway
     from .kernels.python_env import ProjectPython
 
-KernelFactory = Callable[[str], "JupyterKernel"]
+KernelFactory = Callable[[str], "Kernel"]
 
 HELLO: dict[str, str] = {
     "python": "print('ok')", "shell": "echo ok", "r": "cat('ok\\n')", "javascript": "console.log('ok')",
@@ -237,8 +238,13 @@ def check_hooks(settings: Settings) -> list[Check]:
 KERNEL_CHECK_CONCURRENCY = 3
 
 
-async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython) -> list[Check]:
+async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython,
+                  gateway: Gateway | None = None) -> list[Check]:
     checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings)]
+    if gateway is not None:  # every kernel runs there: the local interpreter and kernelspecs do not matter
+        from .gateway_doctor import check_gateway
+
+        return checks + await check_gateway(settings, gateway, start, kernels) + check_hooks(settings)
     env_check = await check_python(python)  # writes the project python's kernelspec, found below
     checks.append(env_check)
     results: dict[str, Check] = {}
@@ -262,8 +268,16 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
     return checks
 
 
-def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True) -> int:
-    checks = anyio.run(collect, settings, start, kernels, python)
+def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True,
+               gateway: Gateway | None = None) -> int:
+    async def checked() -> list[Check]:
+        try:
+            return await collect(settings, start, kernels, python, gateway)
+        finally:
+            if gateway is not None:
+                await gateway.aclose()
+
+    checks = anyio.run(checked)
     for check in checks:
         print(check.line(), flush=True)
     return 1 if any(c.level == "FAIL" for c in checks) else 0

@@ -37,6 +37,19 @@ def database_path(home: Path) -> Path:
 
 
 @dataclass(frozen=True)
+class GatewaySettings:
+    """A Jupyter Enterprise Gateway / Kernel Gateway (or any server of `/api/kernels`) that runs every kernel."""
+
+    url: str
+    """Base URL, e.g. http://eg.example:8888 (ws:// or wss:// for the channels follows from it)."""
+    auth_header: tuple[str, str] | None = None
+    """(name, value) sent with every request and the WebSocket upgrade, e.g. ("Authorization", "token …")."""
+    connect_timeout_s: float = 10.0
+    request_timeout_s: float = 60.0
+    """A REST call (interrupt, shutdown, kernelspecs); a kernel start waits `kernel_start_timeout_s` instead."""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the server needs to know, decided once at start-up."""
 
@@ -79,6 +92,8 @@ class Settings:
     command on PATH (`serve --python`, CONTEXT_KERNEL_PYTHON); None: found (kernels/interpreters.py)."""
     python_from: str = "--python"
     """Where `python` was set, as the user named it (for doctor and error messages)."""
+    gateway: GatewaySettings | None = None
+    """`serve --gateway-url`: every kernel runs on this gateway instead of as a child of the server."""
 
     @property
     def db_path(self) -> Path:

@@ -18,7 +18,7 @@ import anyio
 
 from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
 from ..file_content import preamble
-from ..kernels.backend import JupyterKernel
+from ..kernels.backend import Kernel
 from ..kernels.languages import SHELL_KERNEL, Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
 from ..kernels.python_env import ProjectPython
@@ -197,12 +197,12 @@ class ExecutionService:
         return timeout_ms, ""
 
     async def _kernel(self, stack: AsyncExitStack, req: ExecuteRequest, session: SessionRef,
-                      name: str) -> JupyterKernel:
+                      name: str) -> Kernel:
         if req.fresh or req.background:
             return await stack.enter_async_context(self._pool.throwaway(name, keep=req.background))
         return await stack.enter_async_context(self._pool.lease(session.id, name))
 
-    async def _define_file_vars(self, kernel: JupyterKernel, language: Language | None, path: Path,
+    async def _define_file_vars(self, kernel: Kernel, language: Language | None, path: Path,
                                 deadline: float) -> None:
         code = preamble(language.name, str(path)) if language else None
         if code is None:
@@ -262,7 +262,7 @@ class ExecutionService:
         text = _with_note(reply.text, record.reply_note())
         return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
 
-    async def run_recorded(self, kernel: JupyterKernel, req: ExecuteRequest, session: SessionRef,
+    async def run_recorded(self, kernel: Kernel, req: ExecuteRequest, session: SessionRef,
                            deadline: float, label: str = "") -> tuple[int, CellOutcome, OutputCollector]:
         """Run one cell on a kernel the caller owns (batch commands), recorded like any execution.
 
@@ -308,7 +308,7 @@ class ExecutionService:
 
     async def _complete(self, record: CellRecord, req: ExecuteRequest, session: SessionRef, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
-                        kernel: JupyterKernel, stopped: str | None = None) -> ExecuteReply:
+                        kernel: Kernel, stopped: str | None = None) -> ExecuteReply:
         exec_id = record.exec_id
         notes = [n for n in [clamp_note, outcome.note] if n]
         body, label = None, None

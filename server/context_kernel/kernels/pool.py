@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 import anyio
 
 from ..errors import PoolExhausted
-from .backend import JupyterKernel
+from .backend import Kernel
 
-KernelFactory = Callable[[str], JupyterKernel]
+KernelFactory = Callable[[str], Kernel]
 # How many stopped kernels the pool remembers, to tell their sessions (bounded: sessions come and go).
 MAX_REMEMBERED_STOPS = 1000
 
 
 @dataclass
 class _Slot:
-    kernel: JupyterKernel
+    kernel: Kernel
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     last_used: float = field(default_factory=time.monotonic)
     busy: bool = False
@@ -44,7 +44,7 @@ class KernelPool:
         self._idle_cull_s = idle_cull_s
         self._start_timeout = start_timeout_s
         self._slots: dict[tuple[str, str], _Slot] = {}
-        self._extra: set[JupyterKernel] = set()  # fresh and background kernels, for shutdown_all
+        self._extra: set[Kernel] = set()  # fresh and background kernels, for shutdown_all
         self._room = anyio.Lock()
         self._start_locks: dict[tuple[str, str], anyio.Lock] = {}
         # Why a session's kernel was stopped (room, idle), until its session's next call hears it.
@@ -52,7 +52,7 @@ class KernelPool:
         self._notices: dict[tuple[str, str], str] = {}
 
     @asynccontextmanager
-    async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[JupyterKernel]:
+    async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[Kernel]:
         """The warm kernel of this session for `kernel_name`, held exclusively for one cell."""
         key = (session_id, kernel_name)
         slot = await self._slot(key)
@@ -103,7 +103,7 @@ class KernelPool:
             self._stopped.pop(next(iter(self._stopped)))
 
     @asynccontextmanager
-    async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[JupyterKernel]:
+    async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[Kernel]:
         """A kernel for one cell (`fresh: true`), shut down afterwards unless `keep` (background)."""
         async with self._room:
             await self._make_room()
@@ -122,7 +122,7 @@ class KernelPool:
                 with anyio.CancelScope(shield=True):
                     await kernel.shutdown(now=True)
 
-    async def release_extra(self, kernel: JupyterKernel) -> None:
+    async def release_extra(self, kernel: Kernel) -> None:
         """Background runner calls this when its cell ended."""
         self._extra.discard(kernel)
         with anyio.CancelScope(shield=True):
@@ -163,7 +163,7 @@ class KernelPool:
                     await slot.kernel.shutdown(now=True)
         return len(stale)
 
-    def kernels(self) -> list[tuple[str, str, JupyterKernel]]:
+    def kernels(self) -> list[tuple[str, str, Kernel]]:
         """(session, kernel name, kernel) for every warm kernel; for tests and doctor."""
         return [(s, k, slot.kernel) for (s, k), slot in self._slots.items()]
 
