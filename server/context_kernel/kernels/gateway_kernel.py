@@ -39,6 +39,11 @@ MAX_FRAME = 64 * 1024 * 1024
 MAX_STASHED = 128
 # How long a DELETE may take before we give up on the kernel (the gateway kills it on its side).
 SHUTDOWN_WAIT_S = 10.0
+# A cell interrupted after this much output (the cap, or a timeout during a flood) has more of it
+# queued on the gateway than we want to read: Jupyter Server queues a kernel's IOPub for a slow
+# WebSocket without bound (measured: ~110 MB behind a 24 MB cap, 10 s to read). Past this, the
+# interrupt reconnects under a new session id, which makes the gateway drop that queue.
+SKIP_BACKLOG_BYTES = 4 * 1024 * 1024
 PROTOCOL_VERSION = "5.3"
 
 
@@ -59,6 +64,9 @@ class GatewayKernel:
         self._shell: deque[dict[str, Any]] = deque(maxlen=MAX_STASHED)
         self._stdin: deque[dict[str, Any]] = deque(maxlen=MAX_STASHED)
         self._lost: str | None = None  # why we believe the kernel is gone
+        self._cell: str | None = None  # msg_id of the last execute_request, and bytes read for it
+        self._cell_bytes = 0
+        self._probe: str | None = None  # kernel_info asked after skipping a backlog: its reply ends the cell
         self._start_error = ""
 
     @property
@@ -154,7 +162,13 @@ class GatewayKernel:
                 return None
         if frame is None:
             return None
+        self._cell_bytes += len(frame)
         msg = _decode(frame)
+        if self._probe is not None and msg.get("parent_header", {}).get("msg_id") == self._probe:
+            # Shell requests run in order: the interrupted cell is over. Its `idle` went out on the
+            # connection we dropped, so the runner gets one in its place.
+            self._probe = None
+            return _idle_of(self._cell or "")
         if msg.get("channel") == "iopub" and msg.get("header", {}).get("msg_type") == "status":
             state = msg.get("content", {}).get("execution_state")
             if state in ("restarting", "dead"):
@@ -195,10 +209,12 @@ class GatewayKernel:
         return self._start_error[-limit:]  # the kernel's own log is on the gateway
 
     def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
-        return self._queue("execute_request", {
+        self._cell_bytes, self._probe = 0, None
+        self._cell = self._queue("execute_request", {
             "code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": True,
             "stop_on_error": False,
         }, "shell", metadata)
+        return self._cell
 
     async def next_iopub(self, timeout: float) -> dict[str, Any] | None:
         return await self._receive_until("iopub", timeout)
@@ -235,6 +251,24 @@ class GatewayKernel:
         if self.kernel_id is not None:
             with contextlib.suppress(GatewayError):  # an interrupt that fails leads to a restart
                 await self.gateway.interrupt(self.kernel_id)
+            if self._cell_bytes > SKIP_BACKLOG_BYTES and self._lost is None:
+                await self._skip_backlog()
+
+    async def _skip_backlog(self) -> None:
+        """Reconnect under a new session (the gateway drops what it queued for the old one) and ask
+        kernel_info: it is answered once the interrupted cell has ended."""
+        await self._close_socket(abort=True)
+        self._session = uuid.uuid4().hex
+        self._iopub.clear()
+        self._shell.clear()
+        try:
+            await self._connect()
+        except (OSError, GatewayError, InvalidHandshake) as exc:
+            self._lost = f"could not reconnect to the kernel: {exc}"
+            return
+        self._cell_bytes = 0
+        self._probe = self._queue("kernel_info_request", {}, "shell")
+        await self._send_pending()
 
     async def restart(self, timeout: float) -> None:
         assert self.kernel_id is not None
@@ -262,11 +296,15 @@ class GatewayKernel:
         self._iopub.clear()
         self._shell.clear()
 
-    async def _close_socket(self) -> None:
+    async def _close_socket(self, abort: bool = False) -> None:
         ws, self._ws = self._ws, None
-        if ws is not None:
-            with contextlib.suppress(Exception), anyio.move_on_after(2):  # closing must always finish
-                await ws.close()
+        if ws is None:
+            return
+        if abort:  # a closing handshake would wait behind the very backlog we are leaving
+            ws.transport.abort()
+            return
+        with contextlib.suppress(Exception), anyio.move_on_after(2):  # closing must always finish
+            await ws.close()
 
     async def shutdown(self, now: bool = False) -> None:
         """Pool calls this on cull, discard and server exit. Never raises: the reaper has the id if this fails."""
@@ -280,6 +318,11 @@ class GatewayKernel:
                 gone = await self.gateway.delete(kernel_id, SHUTDOWN_WAIT_S)
             if gone:
                 self.gateway.reaper.forget(kernel_id)
+
+
+def _idle_of(parent: str) -> dict[str, Any]:
+    return {"channel": "iopub", "header": {"msg_type": "status", "msg_id": uuid.uuid4().hex},
+            "parent_header": {"msg_id": parent}, "metadata": {}, "content": {"execution_state": "idle"}}
 
 
 def _decode(frame: str | bytes) -> dict[str, Any]:
