@@ -385,10 +385,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     settings = build_settings(args, dict(os.environ))
     place = KernelPlace(kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir, env=settings.base_env)
     try:
-        report = replay(path, timeout_s=args.timeout, place=place)
+        report = replay(path, timeout_s=args.timeout, place=place, gateway=settings.gateway)
     except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2
+    if settings.gateway is not None:
+        print(f"replayed on the kernel gateway at {settings.gateway.url}")
     print(report.render())
     return 0 if report.ok else 1
 
@@ -579,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")
     replay.add_argument("notebook")
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    _gateway_arguments(replay)
     replay.set_defaults(func=cmd_replay)
     hook = sub.add_parser("hook", help="answer a client hook: its event JSON on stdin, our answer on stdout")
     hook.add_argument("client", help=" | ".join(CLIENT_NAMES))

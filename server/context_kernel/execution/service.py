@@ -33,6 +33,7 @@ from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
 from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
+from .remote_files import content_preamble, read_for_remote
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
@@ -123,7 +124,9 @@ class ExecutionService:
             if file_path is not None:
                 await self._define_file_vars(kernel, language, file_path, deadline)
             run = CellRun(kernel, collector, record.add_outputs, progress, self._limits.progress_interval_s)
-            metadata = {"context_kernel": {"file_path": str(file_path)}} if file_path else None
+            # Our kernels read the file named in the metadata; a remote kernel got its content instead.
+            metadata = ({"context_kernel": {"file_path": str(file_path)}}
+                        if file_path and kernel.sees_server_files else None)
             run.send(req.code, metadata)
             if await run.wait(deadline):
                 outcome = await run.outcome()
@@ -204,7 +207,16 @@ class ExecutionService:
 
     async def _define_file_vars(self, kernel: Kernel, language: Language | None, path: Path,
                                 deadline: float) -> None:
-        code = preamble(language.name, str(path)) if language else None
+        if not kernel.sees_server_files:  # on a gateway: the content travels with the cell
+            text = await anyio.to_thread.run_sync(read_for_remote, path)
+            code = content_preamble(language.name, str(path), text) if language else None
+            if code is None:
+                raise InvalidRequest(f"ctx_execute_file cannot give a file's content to a "
+                                     f"{language.name if language else kernel.kernel_name} kernel on a gateway",
+                                     hint="read the file in python, r, shell or javascript, or use ctx_execute "
+                                          "with the data inline")
+        else:
+            code = preamble(language.name, str(path)) if language else None
         if code is None:
             return  # the kernel defines them from the cell metadata
         scratch = OutputCollector(4096, 1 << 20)

@@ -35,6 +35,8 @@ class Kernel(Protocol):
 
     kernel_name: str
     language_name: str
+    sees_server_files: bool
+    """False on a gateway: ctx_execute_file sends the file's content, the kernel cannot open the path."""
 
     @property
     def instance_id(self) -> str: ...
@@ -92,6 +94,7 @@ class JupyterKernel:
         self._kc: Any = None
         self._log: IO[bytes] | None = None
         self.language_name: str = kernel_name
+        self.sees_server_files = True
         # Blocking work before the kernelspec is read (the project python's probe and kernelspec,
         # kernels/python_env.py); it raises KernelUnavailable when the kernel cannot run.
         self._prepare = prepare

@@ -53,6 +53,7 @@ class GatewayKernel:
     def __init__(self, kernel_name: str, gateway: Gateway, *, env: dict[str, str] | None = None) -> None:
         self.kernel_name = kernel_name
         self.language_name = kernel_name
+        self.sees_server_files = False
         self.gateway = gateway
         self.kernel_id: str | None = None
         self._local_id = uuid.uuid4().hex[:12]

@@ -46,6 +46,7 @@ from ..errors import KernelUnavailable, ReplayError
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
+from ..settings import GatewaySettings
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
@@ -149,16 +150,24 @@ def comparable(outputs: list[dict[str, Any]]) -> str:
 
 
 def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
-           place: KernelPlace | None = None) -> ReplayReport:
+           place: KernelPlace | None = None, gateway: GatewaySettings | None = None) -> ReplayReport:
     """Run the notebook (or each notebook an index lists) in a fresh kernel and compare outputs.
 
     `cwd` defaults to the directory the session ran in, when it still exists, else the
-    notebook's own directory.
+    notebook's own directory. With `gateway` the kernels run there (notebooks/gateway_replay.py).
     """
     place = place or KernelPlace()
     nb = nbformat.read(path, as_version=4)
+
+    def one(at: Path, notebook: Any) -> ReplayReport:
+        if gateway is not None:
+            from .gateway_replay import replay_on_gateway
+
+            return replay_on_gateway(notebook, timeout_s, gateway)
+        return _replay_one(at, notebook, timeout_s, cwd, place)
+
     if nb.metadata.get("kernelspec"):
-        return _replay_one(path, nb, timeout_s, cwd, place)
+        return one(path, nb)
     listed = nb.metadata.get("context_kernel", {}).get("notebooks")
     if not listed:
         raise ReplayError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
@@ -167,8 +176,7 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
         raise ReplayError(f"{path} lists notebooks that are not next to it: {', '.join(missing)}")
     report = ReplayReport()
     for name in listed:
-        part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s, cwd,
-                           place)
+        part = one(path.parent / name, nbformat.read(path.parent / name, as_version=4))
         for c in part.cells:
             c.notebook = name
         report.cells += part.cells

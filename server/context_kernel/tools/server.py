@@ -162,8 +162,9 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
     server = ContextKernelServer(
         "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
     )
-    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC)
-    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC)
+    remote = execute.REMOTE_NOTE if settings.gateway is not None else ""
+    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC + remote)
+    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC + remote)
     server.add_tool(knowledge.ctx_index, name="ctx_index", description=knowledge.INDEX_DOC)
     server.add_tool(knowledge.ctx_search, name="ctx_search", description=knowledge.SEARCH_DOC)
     server.add_tool(batch.ctx_batch_execute, name="ctx_batch_execute", description=batch.BATCH_DOC)
