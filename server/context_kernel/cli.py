@@ -385,7 +385,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     settings = build_settings(args, dict(os.environ))
     place = KernelPlace(kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir, env=settings.base_env)
     try:
-        report = replay(path, timeout_s=args.timeout, place=place, gateway=settings.gateway)
+        run_one = None
+        if settings.gateway is not None:
+            from .notebooks.gateway_replay import on_gateway
+
+            run_one = on_gateway(settings.gateway)
+        report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one)
     except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2

@@ -4,39 +4,20 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
+
+__all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_doctor"]
 from .kernels.languages import LANGUAGES, Language
 from .settings import Settings
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
-    from .kernels.backend import Kernel
     from .kernels.gateway_client import Gateway
     from .kernels.python_env import ProjectPython
-
-KernelFactory = Callable[[str], "Kernel"]
-
-HELLO: dict[str, str] = {
-    "python": "print('ok')", "shell": "echo ok", "r": "cat('ok\\n')", "javascript": "console.log('ok')",
-    "typescript": "const s: string = 'ok'; console.log(s)", "ruby": "puts 'ok'", "go": 'fmt.Println("ok")',
-    "rust": 'println!("ok");', "php": "echo \"ok\\n\";", "perl": 'print "ok\\n";', "elixir": 'IO.puts "ok"',
-    "csharp": 'Console.WriteLine("ok");',
-}
-
-
-@dataclass
-class Check:
-    level: Literal["OK", "WARN", "FAIL"]
-    subject: str
-    detail: str
-
-    def line(self) -> str:
-        return f"[{self.level}] {self.subject}: {self.detail}"
 
 
 async def check_python(python: ProjectPython) -> Check:
@@ -234,8 +215,6 @@ def check_hooks(settings: Settings) -> list[Check]:
     return checks
 
 
-# Kernel checks run a few at a time: twelve kernels starting at once on a 2-core machine time out.
-KERNEL_CHECK_CONCURRENCY = 3
 
 
 async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .doctor import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
 from .kernels.languages import LANGUAGES
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -27,8 +28,13 @@ NO_BUDGET = 1 << 30
 CAP = 256 * 1024 * 1024
 
 
-def replay_on_gateway(nb: Any, timeout_s: int, config: GatewaySettings) -> ReplayReport:
-    return anyio.run(_replay, nb, timeout_s, config)
+def on_gateway(config: GatewaySettings) -> Callable[[Any, int], ReplayReport]:
+    """What replay.replay runs each notebook with, for `replay --gateway-url`."""
+
+    def run_one(nb: Any, timeout_s: int) -> ReplayReport:
+        return anyio.run(_replay, nb, timeout_s, config)
+
+    return run_one
 
 
 async def _replay(nb: Any, timeout_s: int, config: GatewaySettings) -> ReplayReport:

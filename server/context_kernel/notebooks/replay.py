@@ -33,7 +33,7 @@ import difflib
 import hashlib
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -46,7 +46,6 @@ from ..errors import KernelUnavailable, ReplayError
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
-from ..settings import GatewaySettings
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
@@ -150,20 +149,20 @@ def comparable(outputs: list[dict[str, Any]]) -> str:
 
 
 def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
-           place: KernelPlace | None = None, gateway: GatewaySettings | None = None) -> ReplayReport:
+           place: KernelPlace | None = None,
+           run_one: Callable[[Any, int], ReplayReport] | None = None) -> ReplayReport:
     """Run the notebook (or each notebook an index lists) in a fresh kernel and compare outputs.
 
     `cwd` defaults to the directory the session ran in, when it still exists, else the
-    notebook's own directory. With `gateway` the kernels run there (notebooks/gateway_replay.py).
+    notebook's own directory. `run_one(notebook, timeout_s)` runs each notebook instead of a local
+    kernel (notebooks/gateway_replay.py, for `replay --gateway-url`).
     """
     place = place or KernelPlace()
     nb = nbformat.read(path, as_version=4)
 
     def one(at: Path, notebook: Any) -> ReplayReport:
-        if gateway is not None:
-            from .gateway_replay import replay_on_gateway
-
-            return replay_on_gateway(notebook, timeout_s, gateway)
+        if run_one is not None:
+            return run_one(notebook, timeout_s)
         return _replay_one(at, notebook, timeout_s, cwd, place)
 
     if nb.metadata.get("kernelspec"):
