@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -100,13 +101,17 @@ async def bench(url: str, header: tuple[str, str], starts: int, calls: int, para
             tg.start_soon(k.shutdown, True)
 
     before = rss_kb()
+    tracemalloc.start()  # what the kernels' objects hold, apart from memory the process had already
     many = [remote() for _ in range(held)]
     for k in many:  # one by one: the bench measures what the server holds, not the gateway's start-up burst
         await k.start(TIMEOUT)
         await round_trip(k)
     after = rss_kb()
+    heap, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     print(f"server-side memory with {held} remote kernels: RSS {before / 1024:.1f} MB -> {after / 1024:.1f} MB "
-          f"(+{(after - before) / 1024:.1f} MB, {(after - before) / held:.0f} KB per kernel)")
+          f"(+{(after - before) / 1024:.1f} MB); Python heap they hold {heap / 1024 / 1024:.2f} MB "
+          f"({heap / held / 1024:.0f} KB per kernel)")
     async with anyio.create_task_group() as tg:
         for k in many:
             tg.start_soon(k.shutdown, True)

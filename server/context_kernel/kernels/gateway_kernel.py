@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import struct
 import uuid
 from collections import deque
@@ -45,6 +46,7 @@ SHUTDOWN_WAIT_S = 10.0
 # interrupt reconnects under a new session id, which makes the gateway drop that queue.
 SKIP_BACKLOG_BYTES = 4 * 1024 * 1024
 PROTOCOL_VERSION = "5.3"
+QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 
 
 class GatewayKernel:
@@ -119,6 +121,16 @@ class GatewayKernel:
         except InvalidURI as exc:
             raise GatewayError(f"bad gateway URL {self.gateway.url}: {exc}") from exc
 
+    def _quick_ack(self) -> None:
+        """Acknowledge the gateway's segments at once. Jupyter Server leaves Nagle on for its WebSockets
+        (tornado's default), so each small message after the first waits for our ACK, which Linux
+        delays up to 40 ms: a warm round trip took 52 ms, 18.5 ms with this. Linux clears the flag
+        by itself now and then, hence before every read."""
+        sock = self._ws.transport.get_extra_info("socket") if self._ws is not None else None
+        if sock is not None and QUICKACK is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, QUICKACK, 1)
+
     async def _wait_ready(self, timeout: float) -> None:
         """Ask kernel_info until it answers (a fresh kernel may drop the first request)."""
         with anyio.fail_after(timeout):
@@ -155,6 +167,7 @@ class GatewayKernel:
         if self._ws is None:
             return None
         frame: str | bytes | None = None
+        self._quick_ack()
         with anyio.move_on_after(timeout):  # cancelling recv() loses no data (websockets' promise)
             try:
                 frame = await self._ws.recv()
