@@ -111,6 +111,20 @@ def _server_pid() -> int:
     return servers[0]
 
 
+async def test_a_flood_stopped_by_its_timeout_keeps_the_remote_kernel_and_its_state(
+        tmp_path: Path, project: Path, gateway: RunningGateway) -> None:
+    # More than SKIP_BACKLOG_BYTES printed: the interrupt drops the gateway's queue by reconnecting.
+    settings = gateway_settings(tmp_path, project, gateway, hard_output_cap=1 << 40)
+    async with Client(create_server(settings)) as client:
+        await run(client, "kept = 'here'")
+        ids = gateway.kernel_ids()
+        is_error, text = await run(client, "import sys\nwhile True: sys.stdout.write('z' * 4095 + '\\n')",
+                                   timeout=3000)
+        assert is_error and "timed out after 3 s" in text and "kept its state" in text
+        assert await run(client, "print(kept)") == (False, "here")
+        assert gateway.kernel_ids() == ids
+
+
 async def test_a_kernel_that_dies_is_detected_and_replaced_by_a_new_one_on_the_gateway(
         gateway_client: Client, gateway: RunningGateway) -> None:
     await run(gateway_client, "x = 1")

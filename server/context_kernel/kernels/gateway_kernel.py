@@ -179,9 +179,10 @@ class GatewayKernel:
         self._cell_bytes += len(frame)
         msg = _decode(frame)
         if self._probe is not None and msg.get("parent_header", {}).get("msg_id") == self._probe:
-            # Shell requests run in order: the interrupted cell is over. Its `idle` went out on the
-            # connection we dropped, so the runner gets one in its place.
+            # Shell requests run in order: the interrupted cell is over. Its `idle` and execute_reply
+            # went out on the connection we dropped, so the runner gets stand-ins: an interrupted cell.
             self._probe = None
+            self._shell.append(_interrupted_reply_of(self._cell or ""))
             return _idle_of(self._cell or "")
         if msg.get("channel") == "iopub" and msg.get("header", {}).get("msg_type") == "status":
             state = msg.get("content", {}).get("execution_state")
@@ -194,10 +195,17 @@ class GatewayKernel:
         """Read until a message of `channel` (answering `match`, when given); others are stashed."""
         stash = {"iopub": self._iopub, "shell": self._shell, "stdin": self._stdin}
         mine = stash[channel]
-        for queued in list(mine):
-            if match is None or queued.get("parent_header", {}).get("msg_id") == match:
-                mine.remove(queued)
-                return queued
+
+        def stashed() -> dict[str, Any] | None:
+            for queued in list(mine):
+                if match is None or queued.get("parent_header", {}).get("msg_id") == match:
+                    mine.remove(queued)
+                    return queued
+            return None
+
+        found = stashed()
+        if found is not None:
+            return found
         with anyio.move_on_after(timeout):
             while True:
                 msg = await self._receive(timeout)
@@ -210,6 +218,9 @@ class GatewayKernel:
                     return msg
                 if got in stash:
                     stash[got].append(msg)
+                found = stashed()  # a stand-in reply may have been stashed while reading (_skip_backlog)
+                if found is not None:
+                    return found
         return None
 
     async def run_silent(self, code: str, timeout: float) -> dict[str, Any] | None:
@@ -337,6 +348,12 @@ class GatewayKernel:
 def _idle_of(parent: str) -> dict[str, Any]:
     return {"channel": "iopub", "header": {"msg_type": "status", "msg_id": uuid.uuid4().hex},
             "parent_header": {"msg_id": parent}, "metadata": {}, "content": {"execution_state": "idle"}}
+
+
+def _interrupted_reply_of(parent: str) -> dict[str, Any]:
+    return {"channel": "shell", "header": {"msg_type": "execute_reply", "msg_id": uuid.uuid4().hex},
+            "parent_header": {"msg_id": parent}, "metadata": {},
+            "content": {"status": "error", "ename": "KeyboardInterrupt", "evalue": "", "execution_count": None}}
 
 
 def _decode(frame: str | bytes) -> dict[str, Any]:
