@@ -111,6 +111,16 @@ def _server_pid() -> int:
     return servers[0]
 
 
+async def test_a_shell_flood_stops_at_the_cap_and_the_remote_shell_keeps_its_directory_and_variables(
+        tmp_path: Path, project: Path, gateway: RunningGateway) -> None:
+    settings = gateway_settings(tmp_path, project, gateway, hard_output_cap=8 * 1024 * 1024)
+    async with Client(create_server(settings)) as client:
+        await run(client, "cd /tmp && v=kept", "shell")
+        is_error, text = await run(client, "yes", "shell", timeout=60_000)
+        assert is_error and "output passed the 8 MB cap" in text and "timed out" not in text
+        assert await run(client, 'echo "$v $PWD"', "shell") == (False, "kept /tmp")
+
+
 async def test_a_flood_stopped_by_its_timeout_keeps_the_remote_kernel_and_its_state(
         tmp_path: Path, project: Path, gateway: RunningGateway) -> None:
     # More than SKIP_BACKLOG_BYTES printed: the interrupt drops the gateway's queue by reconnecting.
