@@ -70,7 +70,6 @@ class GatewayKernel:
         self._cell: str | None = None  # msg_id of the last execute_request, and bytes read for it
         self._cell_bytes = 0
         self._probe: str | None = None  # kernel_info asked after skipping a backlog: its reply ends the cell
-        self._start_error = ""
 
     @property
     def instance_id(self) -> str:
@@ -93,6 +92,8 @@ class GatewayKernel:
         try:
             with anyio.fail_after(timeout):
                 self.kernel_id = await self.gateway.start_kernel(self.kernel_name, self._env, timeout)
+                # Tracked at once: a start cancelled from here on leaves the id with the reaper, which
+                # ends it when the server exits.
                 self.gateway.reaper.track(self.kernel_id)
                 await self._connect()
                 await self._wait_ready(timeout)
@@ -231,7 +232,7 @@ class GatewayKernel:
         return await self.shell_reply(msg_id, timeout)
 
     def log_tail(self, limit: int = 2000) -> str:
-        return self._start_error[-limit:]  # the kernel's own log is on the gateway
+        return ""  # the kernel's own log is on the gateway's side; start errors carry its message
 
     def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
         self._cell_bytes, self._probe = 0, None
