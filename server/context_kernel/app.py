@@ -69,7 +69,7 @@ def kernel_factory(settings: Settings, python: ProjectPython | None = None,
         remote = gateway
 
         def make_remote(kernel_name: str) -> Kernel:
-            return GatewayKernel(kernel_name, remote)
+            return GatewayKernel(kernel_name, remote, env=dict(remote.config.kernel_env))
 
         return make_remote
     python = python or project_python(settings)

@@ -105,7 +105,14 @@ def _gateway(args: argparse.Namespace, env: dict[str, str]) -> GatewaySettings |
     request = getattr(args, "gateway_request_timeout", None) or _env_float(
         env, "CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S", 60.0)
     connect = _env_float(env, "CONTEXT_KERNEL_GATEWAY_CONNECT_TIMEOUT_S", 10.0)
-    return GatewaySettings(url=url, auth_header=header, connect_timeout_s=connect, request_timeout_s=request)
+    kernel_env: dict[str, str] = {}
+    for item in getattr(args, "gateway_kernel_env", None) or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--gateway-kernel-env must be NAME=VALUE, got {item!r}")
+        kernel_env[name] = value
+    return GatewaySettings(url=url, auth_header=header, connect_timeout_s=connect, request_timeout_s=request,
+                           kernel_env=kernel_env)
 
 
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
@@ -499,6 +506,9 @@ def _gateway_arguments(parser: argparse.ArgumentParser) -> None:
                              "JUPYTER_GATEWAY_AUTH_TOKEN); prefer the variable: arguments show in ps")
     parser.add_argument("--gateway-auth-header", metavar="'NAME: VALUE'",
                         help="a header of your own instead of the token (default: CONTEXT_KERNEL_GATEWAY_AUTH_HEADER)")
+    parser.add_argument("--gateway-kernel-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="sent with every kernel start, e.g. KERNEL_USERNAME=alice or KERNEL_WORKING_DIR=/mnt/proj "
+                             "(Enterprise Gateway passes KERNEL_* variables to the kernel; repeatable)")
     parser.add_argument("--gateway-request-timeout", type=float, metavar="SECONDS",
                         help="limit of one REST call to the gateway; a kernel start has its own (60 s) "
                              "(default: CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S, else 60)")

@@ -47,6 +47,9 @@ class GatewaySettings:
     connect_timeout_s: float = 10.0
     request_timeout_s: float = 60.0
     """A REST call (interrupt, shutdown, kernelspecs); a kernel start waits `kernel_start_timeout_s` instead."""
+    kernel_env: dict[str, str] = field(default_factory=dict)
+    """Sent with every kernel start (`--gateway-kernel-env`): Enterprise Gateway passes KERNEL_* variables
+    (KERNEL_USERNAME, KERNEL_WORKING_DIR, KERNEL_NAMESPACE, …) and those it allows to the kernel."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from context_kernel.cli import build_settings
 
 def args(**values: object) -> argparse.Namespace:
     base: dict[str, object] = {"gateway_url": None, "gateway_token": None, "gateway_auth_header": None,
-                               "gateway_request_timeout": None, "project": None}
+                               "gateway_request_timeout": None, "gateway_kernel_env": [], "project": None}
     base.update(values)
     return argparse.Namespace(**base)
 
@@ -41,15 +41,17 @@ def test_the_variables_give_the_url_and_the_token_as_jupyter_s_authorization_hea
 def test_flags_win_and_a_header_of_one_s_own_replaces_the_token(tmp_path: Path) -> None:
     gateway = build_settings(
         args(project=str(tmp_path), gateway_url="https://eg.example", gateway_auth_header="X-Api-Key: k1",
-             gateway_request_timeout=3.0),
+             gateway_request_timeout=3.0, gateway_kernel_env=["KERNEL_USERNAME=alice", "KERNEL_X=a=b"]),
         env(tmp_path, JUPYTER_GATEWAY_URL="http://other", JUPYTER_GATEWAY_AUTH_TOKEN="t")).gateway
     assert gateway is not None and gateway.url == "https://eg.example"
     assert gateway.auth_header == ("X-Api-Key", "k1") and gateway.request_timeout_s == 3.0
+    assert gateway.kernel_env == {"KERNEL_USERNAME": "alice", "KERNEL_X": "a=b"}
 
 
 @pytest.mark.parametrize(("flags", "message"), [
     (["--gateway-url", "ftp://eg"], "must start with http:// or https://"),
     (["--gateway-url", "http://eg", "--gateway-auth-header", "no-colon"], "must be 'Name: value'"),
+    (["--gateway-url", "http://eg", "--gateway-kernel-env", "NOVALUE"], "must be NAME=VALUE"),
 ])
 def test_bad_gateway_values_stop_serve_with_one_line(tmp_path: Path, flags: list[str], message: str) -> None:
     done = subprocess.run([sys.executable, "-m", "context_kernel", "serve", "--project", str(tmp_path), *flags],

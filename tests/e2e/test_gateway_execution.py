@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import server_command, text_of, wait_gone
+from tests.conftest import make_settings, server_command, text_of, wait_gone
 from tests.e2e.conftest import gateway_settings
 from tests.gateway_harness import RunningGateway
 
 from context_kernel.app import AppHolder
 from context_kernel.execution.requests import ExecuteRequest, SessionRef
+from context_kernel.settings import GatewaySettings
 from context_kernel.store.db import open_engine
 from context_kernel.store.executions import ExecutionRepository
 from context_kernel.tools.server import create_server
@@ -38,6 +39,14 @@ async def test_python_keeps_state_across_calls_in_a_kernel_the_gateway_runs(
     assert await run(gateway_client, "import os\nx = 41\nprint(os.getppid())") == (False, str(gateway.process.pid))
     assert await run(gateway_client, "print(x + 1)") == (False, "42")
     assert len(gateway.kernel_ids() - before) == 1  # one warm kernel for the session, on the gateway
+
+
+async def test_kernel_variables_given_to_the_server_reach_the_remote_kernel(
+        tmp_path: Path, project: Path, gateway: RunningGateway) -> None:
+    remote = GatewaySettings(url=gateway.url, auth_header=gateway.auth_header,
+                             kernel_env={"KERNEL_PROJECT_TAG": "demo-42"})
+    async with Client(create_server(make_settings(tmp_path, project, gateway=remote))) as client:
+        assert await run(client, "import os\nprint(os.environ.get('KERNEL_PROJECT_TAG'))") == (False, "demo-42")
 
 
 async def test_the_shell_keeps_its_directory_and_variables_on_the_gateway(gateway_client: Client) -> None:
