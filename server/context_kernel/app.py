@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .doctor import Check, KernelFactory
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
+    from .kernels.gateway_client import Gateway
     from .kernels.pool import KernelPool
     from .kernels.python_env import ProjectPython
     from .knowledge.service import KnowledgeService
@@ -54,24 +55,46 @@ def project_python(settings: Settings) -> ProjectPython:
                                extra_env=settings.extra_kernel_env)
 
 
-def kernel_factory(settings: Settings, python: ProjectPython | None = None) -> KernelFactory:
+def kernel_factory(settings: Settings, python: ProjectPython | None = None,
+                   gateway: Gateway | None = None) -> KernelFactory:
     """How every kernel of this server is made (the pool's and doctor's): cwd, environment, where files go.
+
+    With a `gateway` (`serve --gateway-url`) every kernel runs there instead: the gateway decides its
+    working directory and environment.
 
     Every kernel gets the environment of the project's Python activated (its bin first on PATH), so
     `python` in a shell cell is the python kernel's interpreter."""
-    from .kernels.backend import JupyterKernel
+    from .kernels.backend import JupyterKernel, Kernel
     from .kernels.specs import spec_manager
 
+    if gateway is not None:
+        from .kernels.gateway_kernel import GatewayKernel
+
+        remote = gateway
+
+        def make_remote(kernel_name: str) -> Kernel:
+            return GatewayKernel(kernel_name, remote, env=dict(remote.config.kernel_env))
+
+        return make_remote
     python = python or project_python(settings)
     env = python.env
     specs = spec_manager(settings.kernels_dir)
 
-    def make(kernel_name: str) -> JupyterKernel:
+    def make(kernel_name: str) -> Kernel:
         prepare = python.prepare if kernel_name == python.kernel_name else None
         return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env, runtime_dir=settings.runtime_dir,
                              log_dir=settings.log_dir, spec_manager=specs, prepare=prepare)
 
     return make
+
+
+def open_gateway(settings: Settings) -> Gateway | None:
+    """The gateway client every kernel of this server shares (`serve --gateway-url`), or None: local kernels."""
+    if settings.gateway is None:
+        return None
+    from .kernels.gateway_client import Gateway
+
+    return Gateway(settings.gateway)
 
 
 @dataclass(frozen=True)
@@ -82,6 +105,7 @@ class Resources:
     pool: KernelPool
     fetcher: SafeFetcher
     semantic: SemanticRecall | None = None
+    gateway: Gateway | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +123,8 @@ class App:
         """Shut every kernel down, close the HTTP client and the database (shielded, bounded)."""
         res = self._resources
         await res.pool.shutdown_all()  # shielded and time-bounded inside
+        if res.gateway is not None:
+            await res.gateway.aclose()
         with anyio.CancelScope(shield=True):
             await res.fetcher.aclose()
             if res.semantic is not None:  # the embedder's thread stops between batches (bounded)
@@ -132,7 +158,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     python = project_python(settings)
-    kernels = kernel_factory(settings, python)
+    gateway = open_gateway(settings)
+    kernels = kernel_factory(settings, python, gateway)
     pool = KernelPool(kernels, max_kernels=settings.max_kernels, idle_cull_s=settings.kernel_idle_cull_s,
                       start_timeout_s=settings.kernel_start_timeout_s)
 
@@ -167,8 +194,10 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                                  forgotten_before=forgotten_before, semantic=semantic)
     ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
     knowledge.ingest_before_reads(ingestion.ingest)
+    # On a gateway the python kernel is the gateway's python3, not this project's interpreter.
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
-                                 limits=limits, spawn=spawn, knowledge=knowledge, guard=guard, python=python)
+                                 limits=limits, spawn=spawn, knowledge=knowledge, guard=guard,
+                                 python=None if gateway else python)
     fetcher = SafeFetcher(strict=settings.fetch_strict, max_body_bytes=settings.fetch_max_body,
                           proxy=settings.fetch_proxy)
     fetch = FetchService(knowledge=knowledge, fetcher=fetcher, guard=guard)
@@ -182,7 +211,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                               ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
                               after_purge=execution.forget_sessions),
-        _resources=Resources(db, pool, fetcher, semantic),
+        _resources=Resources(db, pool, fetcher, semantic, gateway),
     )
 
 
@@ -298,7 +327,13 @@ class AppHolder:
         from .doctor import collect
 
         python = project_python(self.settings)
-        checks = await collect(self.settings, True, kernel_factory(self.settings, python), python)
+        gateway = open_gateway(self.settings)
+        try:
+            checks = await collect(self.settings, True, kernel_factory(self.settings, python, gateway), python,
+                                   gateway=gateway)
+        finally:
+            if gateway is not None:
+                await gateway.aclose()
         if self._app is not None:
             checks.append(prewarmed_check(self._app.pool_spares()))
         return checks

@@ -39,6 +39,7 @@ from .settings import (
     DEFAULT_RETURN_BUDGET,
     DEFAULT_TIMEOUT_MS,
     MAX_TIMEOUT_MS,
+    GatewaySettings,
     Settings,
 )
 from .setup.cli import add_parsers as add_setup_parsers
@@ -82,6 +83,41 @@ def _python_choice(args: argparse.Namespace, env: dict[str, str]) -> tuple[str |
     return value, source
 
 
+GATEWAY_HELP = ("run every kernel on this Jupyter Enterprise Gateway / Kernel Gateway / Jupyter Server "
+                "(http(s)://host:port; default: CONTEXT_KERNEL_GATEWAY_URL, else JUPYTER_GATEWAY_URL)")
+
+
+def _gateway(args: argparse.Namespace, env: dict[str, str]) -> GatewaySettings | None:
+    """`--gateway-url` and its auth and timeouts; the flags win over the variables (as jupyter_server names them)."""
+    url = getattr(args, "gateway_url", None) or env.get("CONTEXT_KERNEL_GATEWAY_URL") or env.get("JUPYTER_GATEWAY_URL")
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")):
+        raise SystemExit(f"--gateway-url must start with http:// or https://, got {url!r}")
+    header: tuple[str, str] | None = None
+    raw = getattr(args, "gateway_auth_header", None) or env.get("CONTEXT_KERNEL_GATEWAY_AUTH_HEADER")
+    token = (getattr(args, "gateway_token", None) or env.get("CONTEXT_KERNEL_GATEWAY_TOKEN")
+             or env.get("JUPYTER_GATEWAY_AUTH_TOKEN"))
+    if raw:
+        name, sep, value = raw.partition(":")
+        if not sep or not name.strip():
+            raise SystemExit(f"--gateway-auth-header must be 'Name: value', got {raw!r}")
+        header = (name.strip(), value.strip())
+    elif token:
+        header = ("Authorization", f"token {token}")  # the scheme Jupyter servers accept
+    request = getattr(args, "gateway_request_timeout", None) or _env_float(
+        env, "CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S", 60.0)
+    connect = _env_float(env, "CONTEXT_KERNEL_GATEWAY_CONNECT_TIMEOUT_S", 10.0)
+    kernel_env: dict[str, str] = {}
+    for item in getattr(args, "gateway_kernel_env", None) or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--gateway-kernel-env must be NAME=VALUE, got {item!r}")
+        kernel_env[name] = value
+    return GatewaySettings(url=url, auth_header=header, connect_timeout_s=connect, request_timeout_s=request,
+                           kernel_env=kernel_env)
+
+
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
     python, python_from = _python_choice(args, env)
     return Settings(
@@ -111,6 +147,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         semantic=env.get("CONTEXT_KERNEL_SEMANTIC", "1").strip().lower() not in ("0", "off", "false", "no"),
         semantic_model=Path(env["CONTEXT_KERNEL_SEMANTIC_MODEL"]).expanduser()
         if env.get("CONTEXT_KERNEL_SEMANTIC_MODEL") else None,
+        gateway=_gateway(args, env),
     )
 
 
@@ -240,12 +277,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .app import kernel_factory, project_python
+    from .app import kernel_factory, open_gateway, project_python
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
     python = project_python(settings)
-    return run_doctor(settings, kernel_factory(settings, python), python, start=not args.no_start)
+    gateway = open_gateway(settings)
+    return run_doctor(settings, kernel_factory(settings, python, gateway), python, start=not args.no_start,
+                      gateway=gateway)
 
 
 async def _fetch(settings: Settings, urls: list[str], source: str | None, force: bool, ttl: float | None,
@@ -365,10 +404,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
     settings = build_settings(args, dict(os.environ))
     place = KernelPlace(kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir, env=settings.base_env)
     try:
-        report = replay(path, timeout_s=args.timeout, place=place)
+        run_one = None
+        if settings.gateway is not None:
+            from .notebooks.gateway_replay import on_gateway
+
+            run_one = on_gateway(settings.gateway)
+        report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one)
     except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2
+    if settings.gateway is not None:
+        print(f"replayed on the kernel gateway at {settings.gateway.url}")
     print(report.render())
     return 0 if report.ok else 1
 
@@ -465,6 +511,21 @@ def cmd_setup(args: argparse.Namespace) -> int:
                token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=in_uv_cache(sys.prefix))
 
 
+def _gateway_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gateway-url", metavar="URL", help=GATEWAY_HELP)
+    parser.add_argument("--gateway-token", metavar="TOKEN",
+                        help="sent as 'Authorization: token TOKEN' (default: CONTEXT_KERNEL_GATEWAY_TOKEN, else "
+                             "JUPYTER_GATEWAY_AUTH_TOKEN); prefer the variable: arguments show in ps")
+    parser.add_argument("--gateway-auth-header", metavar="'NAME: VALUE'",
+                        help="a header of your own instead of the token (default: CONTEXT_KERNEL_GATEWAY_AUTH_HEADER)")
+    parser.add_argument("--gateway-kernel-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="sent with every kernel start, e.g. KERNEL_USERNAME=alice or KERNEL_WORKING_DIR=/mnt/proj "
+                             "(Enterprise Gateway passes KERNEL_* variables to the kernel; repeatable)")
+    parser.add_argument("--gateway-request-timeout", type=float, metavar="SECONDS",
+                        help="limit of one REST call to the gateway; a kernel start has its own (60 s) "
+                             "(default: CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S, else 60)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -488,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="http: a Host header to accept besides loopback and the bound address (repeatable)")
     serve.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
                        help="http: an Origin to accept besides loopback ones, e.g. http://myhost:* (repeatable)")
+    _gateway_arguments(serve)
     serve.set_defaults(func=cmd_serve)
     token = sub.add_parser("token", help="the bearer token of the HTTP transport")
     token.add_argument("action", choices=["show", "rotate", "path", "header"],
@@ -502,6 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                         "R's startup)")
     doctor.add_argument("--project", default=None)
     doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
+    _gateway_arguments(doctor)
     doctor.set_defaults(func=cmd_doctor)
     kernels = sub.add_parser("kernels", help="install our kernelspecs so that any Jupyter can start them")
     kernels_sub = kernels.add_subparsers(dest="kernels_command", required=True)
@@ -549,6 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")
     replay.add_argument("notebook")
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    _gateway_arguments(replay)
     replay.set_defaults(func=cmd_replay)
     hook = sub.add_parser("hook", help="answer a client hook: its event JSON on stdin, our answer on stdout")
     hook.add_argument("client", help=" | ".join(CLIENT_NAMES))

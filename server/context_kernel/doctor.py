@@ -4,39 +4,21 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
+
+__all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_doctor"]
 from .kernels.languages import LANGUAGES, Language
 from .settings import Settings
 from .wording import counted
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
-    from .kernels.backend import JupyterKernel
+    from .kernels.gateway_client import Gateway
     from .kernels.python_env import ProjectPython
-
-KernelFactory = Callable[[str], "JupyterKernel"]
-
-HELLO: dict[str, str] = {
-    "python": "print('ok')", "shell": "echo ok", "r": "cat('ok\\n')", "javascript": "console.log('ok')",
-    "typescript": "const s: string = 'ok'; console.log(s)", "ruby": "puts 'ok'", "go": 'fmt.Println("ok")',
-    "rust": 'println!("ok");', "php": "echo \"ok\\n\";", "perl": 'print "ok\\n";', "elixir": 'IO.puts "ok"',
-    "csharp": 'Console.WriteLine("ok");',
-}
-
-
-@dataclass
-class Check:
-    level: Literal["OK", "WARN", "FAIL"]
-    subject: str
-    detail: str
-
-    def line(self) -> str:
-        return f"[{self.level}] {self.subject}: {self.detail}"
 
 
 async def check_python(python: ProjectPython) -> Check:
@@ -272,13 +254,16 @@ def check_hooks(settings: Settings) -> list[Check]:
     return checks
 
 
-# Kernel checks run a few at a time: twelve kernels starting at once on a 2-core machine time out.
-KERNEL_CHECK_CONCURRENCY = 3
 
 
-async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython) -> list[Check]:
+async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython,
+                  gateway: Gateway | None = None) -> list[Check]:
     checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings),
               await anyio.to_thread.run_sync(check_semantic, settings)]
+    if gateway is not None:  # every kernel runs there: the local interpreter and kernelspecs do not matter
+        from .gateway_doctor import check_gateway
+
+        return checks + await check_gateway(settings, gateway, start, kernels) + check_hooks(settings)
     env_check = await check_python(python)  # writes the project python's kernelspec, found below
     checks.append(env_check)
     checks += await check_libraries(settings, python.env)
@@ -303,8 +288,16 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
     return checks
 
 
-def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True) -> int:
-    checks = anyio.run(collect, settings, start, kernels, python)
+def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True,
+               gateway: Gateway | None = None) -> int:
+    async def checked() -> list[Check]:
+        try:
+            return await collect(settings, start, kernels, python, gateway)
+        finally:
+            if gateway is not None:
+                await gateway.aclose()
+
+    checks = anyio.run(checked)
     for check in checks:
         print(check.line(), flush=True)
     return 1 if any(c.level == "FAIL" for c in checks) else 0

@@ -46,6 +46,22 @@ def database_path(home: Path) -> Path:
 
 
 @dataclass(frozen=True)
+class GatewaySettings:
+    """A Jupyter Enterprise Gateway / Kernel Gateway (or any server of `/api/kernels`) that runs every kernel."""
+
+    url: str
+    """Base URL, e.g. http://eg.example:8888 (ws:// or wss:// for the channels follows from it)."""
+    auth_header: tuple[str, str] | None = None
+    """(name, value) sent with every request and the WebSocket upgrade, e.g. ("Authorization", "token …")."""
+    connect_timeout_s: float = 10.0
+    request_timeout_s: float = 60.0
+    """A REST call (interrupt, shutdown, kernelspecs); a kernel start waits `kernel_start_timeout_s` instead."""
+    kernel_env: dict[str, str] = field(default_factory=dict)
+    """Sent with every kernel start (`--gateway-kernel-env`): Enterprise Gateway passes KERNEL_* variables
+    (KERNEL_USERNAME, KERNEL_WORKING_DIR, KERNEL_NAMESPACE, …) and those it allows to the kernel."""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the server needs to know, decided once at start-up."""
 
@@ -97,6 +113,8 @@ class Settings:
     """Semantic recall when the `semantic` extra is installed (CONTEXT_KERNEL_SEMANTIC=0: words only)."""
     semantic_model: Path | None = None
     """Another embedding model's directory (sentence-transformers or fastembed layout); None: the default."""
+    gateway: GatewaySettings | None = None
+    """`serve --gateway-url`: every kernel runs on this gateway instead of as a child of the server."""
 
     @property
     def db_path(self) -> Path:

@@ -17,7 +17,7 @@ from typing import Literal
 import anyio
 
 from ..batches import check_batch
-from ..kernels.backend import JupyterKernel
+from ..kernels.backend import Kernel
 from ..kernels.languages import SHELL_KERNEL
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
@@ -104,7 +104,7 @@ class BatchService:
             for _ in range(min(concurrency, len(results))):
                 tg.start_soon(worker)
 
-    async def _one(self, kernel: JupyterKernel, r: CommandResult, session: SessionRef, deadline: float,
+    async def _one(self, kernel: Kernel, r: CommandResult, session: SessionRef, deadline: float,
                    limit: str) -> None:
         began = time.monotonic()
         req = ExecuteRequest(code=r.command.command, language="shell", tool="ctx_batch_execute")

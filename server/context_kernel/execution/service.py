@@ -18,7 +18,7 @@ import anyio
 
 from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
 from ..file_content import preamble
-from ..kernels.backend import JupyterKernel
+from ..kernels.backend import Kernel
 from ..kernels.languages import SHELL_KERNEL, Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
 from ..kernels.python_env import ProjectPython
@@ -34,6 +34,7 @@ from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
+from .remote_files import content_preamble, read_for_remote
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
@@ -125,7 +126,9 @@ class ExecutionService:
             if file_path is not None:
                 await self._define_file_vars(kernel, language, file_path, deadline)
             run = CellRun(kernel, collector, record.add_outputs, progress, self._limits.progress_interval_s)
-            metadata = {"context_kernel": {"file_path": str(file_path)}} if file_path else None
+            # Our kernels read the file named in the metadata; a remote kernel got its content instead.
+            metadata = ({"context_kernel": {"file_path": str(file_path)}}
+                        if file_path and kernel.sees_server_files else None)
             run.send(req.code, metadata)
             if await run.wait(deadline):
                 outcome = await run.outcome()
@@ -224,14 +227,23 @@ class ExecutionService:
         return timeout_ms, ""
 
     async def _kernel(self, stack: AsyncExitStack, req: ExecuteRequest, session: SessionRef,
-                      name: str) -> JupyterKernel:
+                      name: str) -> Kernel:
         if req.fresh or req.background:
             return await stack.enter_async_context(self._pool.throwaway(name, keep=req.background))
         return await stack.enter_async_context(self._pool.lease(session.id, name))
 
-    async def _define_file_vars(self, kernel: JupyterKernel, language: Language | None, path: Path,
+    async def _define_file_vars(self, kernel: Kernel, language: Language | None, path: Path,
                                 deadline: float) -> None:
-        code = preamble(language.name, str(path)) if language else None
+        if not kernel.sees_server_files:  # on a gateway: the content travels with the cell
+            text = await anyio.to_thread.run_sync(read_for_remote, path)
+            code = content_preamble(language.name, str(path), text) if language else None
+            if code is None:
+                raise InvalidRequest(f"ctx_execute_file cannot give a file's content to a "
+                                     f"{language.name if language else kernel.kernel_name} kernel on a gateway",
+                                     hint="read the file in python, r, shell or javascript, or use ctx_execute "
+                                          "with the data inline")
+        else:
+            code = preamble(language.name, str(path)) if language else None
         if code is None:
             return  # the kernel defines them from the cell metadata
         scratch = OutputCollector(4096, 1 << 20)
@@ -289,7 +301,7 @@ class ExecutionService:
         text = _with_note(reply.text, record.reply_note())
         return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
 
-    async def run_recorded(self, kernel: JupyterKernel, req: ExecuteRequest, session: SessionRef,
+    async def run_recorded(self, kernel: Kernel, req: ExecuteRequest, session: SessionRef,
                            deadline: float, label: str = "",
                            limit: str = "") -> tuple[int, CellOutcome, OutputCollector]:
         """Run one cell on a kernel the caller owns (batch commands), recorded like any execution.
@@ -340,7 +352,7 @@ class ExecutionService:
 
     async def _complete(self, record: CellRecord, req: ExecuteRequest, session: SessionRef, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
-                        kernel: JupyterKernel, stopped: str | None = None) -> ExecuteReply:
+                        kernel: Kernel, stopped: str | None = None) -> ExecuteReply:
         exec_id = record.exec_id
         notes = [n for n in [clamp_note, outcome.note] if n]
         body, label = None, None

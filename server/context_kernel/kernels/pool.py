@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 import anyio
 
 from ..errors import PoolExhausted
-from .backend import JupyterKernel
+from .backend import Kernel
 
-KernelFactory = Callable[[str], JupyterKernel]
+KernelFactory = Callable[[str], Kernel]
 # How many stopped kernels the pool remembers, to tell their sessions (bounded: sessions come and go).
 MAX_REMEMBERED_STOPS = 1000
 
 
 @dataclass
 class _Spare:
-    kernel: JupyterKernel
+    kernel: Kernel
     ready: anyio.Event = field(default_factory=anyio.Event)
     ok: bool = False
     since: float = field(default_factory=time.monotonic)
@@ -38,7 +38,7 @@ class _Spare:
 
 @dataclass
 class _Slot:
-    kernel: JupyterKernel
+    kernel: Kernel
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     last_used: float = field(default_factory=time.monotonic)
     busy: bool = False
@@ -58,7 +58,7 @@ class KernelPool:
         self._idle_cull_s = idle_cull_s
         self._start_timeout = start_timeout_s
         self._slots: dict[tuple[str, str], _Slot] = {}
-        self._extra: set[JupyterKernel] = set()  # fresh and background kernels, for shutdown_all
+        self._extra: set[Kernel] = set()  # fresh and background kernels, for shutdown_all
         self._room = anyio.Lock()
         self._start_locks: dict[tuple[str, str], anyio.Lock] = {}
         # Why a session's kernel was stopped (room, idle), until its session's next call hears it.
@@ -67,7 +67,7 @@ class KernelPool:
         self._spares: dict[str, _Spare] = {}
 
     @asynccontextmanager
-    async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[JupyterKernel]:
+    async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[Kernel]:
         """The warm kernel of this session for `kernel_name`, held exclusively for one cell."""
         key = (session_id, kernel_name)
         slot = await self._slot(key)
@@ -135,7 +135,7 @@ class KernelPool:
                 spare.ready.set()
         return started
 
-    async def _take_spare(self, kernel_name: str) -> JupyterKernel | None:
+    async def _take_spare(self, kernel_name: str) -> Kernel | None:
         spare = self._spares.pop(kernel_name, None)
         if spare is None:
             return None
@@ -147,7 +147,7 @@ class KernelPool:
             await spare.kernel.shutdown(now=True)
         return None
 
-    def spares(self) -> list[tuple[str, JupyterKernel, float]]:
+    def spares(self) -> list[tuple[str, Kernel, float]]:
         """(kernel name, kernel, seconds idle) of each started spare no session took yet; for doctor."""
         now = time.monotonic()
         return [(name, s.kernel, now - s.since) for name, s in self._spares.items() if s.ok]
@@ -162,7 +162,7 @@ class KernelPool:
             self._stopped.pop(next(iter(self._stopped)))
 
     @asynccontextmanager
-    async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[JupyterKernel]:
+    async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[Kernel]:
         """A kernel for one cell (`fresh: true`), shut down afterwards unless `keep` (background)."""
         async with self._room:
             await self._make_room()
@@ -181,7 +181,7 @@ class KernelPool:
                 with anyio.CancelScope(shield=True):
                     await kernel.shutdown(now=True)
 
-    async def release_extra(self, kernel: JupyterKernel) -> None:
+    async def release_extra(self, kernel: Kernel) -> None:
         """Background runner calls this when its cell ended."""
         self._extra.discard(kernel)
         with anyio.CancelScope(shield=True):
@@ -232,7 +232,7 @@ class KernelPool:
                     await slot.kernel.shutdown(now=True)
         return len(stale)
 
-    def kernels(self) -> list[tuple[str, str, JupyterKernel]]:
+    def kernels(self) -> list[tuple[str, str, Kernel]]:
         """(session, kernel name, kernel) for every warm kernel; for tests and doctor."""
         return [(s, k, slot.kernel) for (s, k), slot in self._slots.items()]
 

@@ -37,7 +37,7 @@ import difflib
 import hashlib
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -171,16 +171,24 @@ def comparable(outputs: list[dict[str, Any]]) -> str:
 
 
 def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
-           place: KernelPlace | None = None) -> ReplayReport:
+           place: KernelPlace | None = None,
+           run_one: Callable[[Any, int], ReplayReport] | None = None) -> ReplayReport:
     """Run the notebook (or each notebook an index lists) in a fresh kernel and compare outputs.
 
     `cwd` defaults to the directory the session ran in, when it still exists, else the
-    notebook's own directory.
+    notebook's own directory. `run_one(notebook, timeout_s)` runs each notebook instead of a local
+    kernel (notebooks/gateway_replay.py, for `replay --gateway-url`).
     """
     place = place or KernelPlace()
     nb = nbformat.read(path, as_version=4)
+
+    def one(at: Path, notebook: Any) -> ReplayReport:
+        if run_one is not None:
+            return run_one(notebook, timeout_s)
+        return _replay_one(at, notebook, timeout_s, cwd, place)
+
     if nb.metadata.get("kernelspec") and not nb.metadata.get("context_kernel", {}).get("notebooks"):
-        return _replay_one(path, nb, timeout_s, cwd, place)
+        return one(path, nb)
     listed = nb.metadata.get("context_kernel", {}).get("notebooks")
     if not listed:
         raise ReplayError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
@@ -195,8 +203,7 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
             outcome.problem = "it is not next to the index"
             continue
         try:
-            part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s,
-                               cwd, place)
+            part = one(path.parent / name, nbformat.read(path.parent / name, as_version=4))
         except ReplayError as exc:  # this notebook cannot run here; the others still can
             outcome.problem = exc.message
             continue

@@ -32,6 +32,12 @@ EXECUTE_FILE_DOC = (
     "FILE_CONTENT_PATH and file_path are defined before your code (file_content... in elixir and rust). Only what "
     "you print comes back. Use Read instead when you need the exact text to edit it."
 )
+# Added to both descriptions when every kernel runs on a kernel gateway (`serve --gateway-url`).
+REMOTE_NOTE = (
+    " Kernels run on a remote kernel gateway here, not on this machine: the project's files are not on their disk "
+    "(unless the deployment mounts them there) and their working directory is the gateway's. ctx_execute_file sends "
+    "the file's content with the cell (FILE_CONTENT, at most 8 MB); opening FILE_CONTENT_PATH there fails."
+)
 
 
 async def ctx_execute(

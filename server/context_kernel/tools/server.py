@@ -211,8 +211,9 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
         published=Published(settings.export_dir, settings.insight_page),
         middleware=[WarmStart(min(settings.prewarm_kernels, settings.max_kernels))],
     )
-    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC)
-    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC)
+    remote = execute.REMOTE_NOTE if settings.gateway is not None else ""
+    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC + remote)
+    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC + remote)
     server.add_tool(knowledge.ctx_index, name="ctx_index", description=knowledge.INDEX_DOC)
     server.add_tool(knowledge.ctx_search, name="ctx_search", description=knowledge.SEARCH_DOC)
     server.add_tool(batch.ctx_batch_execute, name="ctx_batch_execute", description=batch.BATCH_DOC)
