@@ -116,3 +116,15 @@ def test_a_probe_secret_does_not_survive_whatever_text_surrounds_it(shape: str, 
     clean = redact_text(text)
     assert [s for s in SECRETS if s in clean] == []
     assert redact_output(text) == clean
+
+
+def test_a_print_flood_of_one_character_is_no_hint_of_a_secret_but_a_varied_token_is() -> None:
+    # Every 'xxxx…' line counted as hinted made redacting an 8 MB flood run every rule over it (10 s).
+    from context_kernel.security.redact import _hinted_lines
+
+    flood = ("x" * 1000 + "\n") * 200 + "=" * 80 + "\n" + "0" * 64 + "\n"
+    assert _hinted_lines(flood) == []
+    token = "aB3dE6gH9jK2mN5pQ8rS1tU4vW7xY0zA"
+    text = flood + f"export {token}\n" + "x" * 50 + "\n"
+    start = text.index("export")
+    assert _hinted_lines(text) == [(start, start + len(f"export {token}"))]

@@ -125,7 +125,7 @@ _HINTS = ("secret", "passw", "passphrase", "credential", "apikey", "api_key", "a
           "private-key", "accesskey", "access_key", "access-key", "key is", "key was", "key for", "key of", "auth",
           "cookie", "token", "session", "pwd", "passcode", "bearer", "@", "mysql", "mariadb", "curl", "docker",
           "podman", "nerdctl", "login", "sshpass", "pin", "akc", "-u", "--user")
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+=-]{20}")
+_TOKEN_RUNS = re.compile(r"[A-Za-z0-9_+=-]{20,}")
 
 
 def redact_output(text: str, secret_values: Iterable[str] = (), shapes: SecretShapes | None = None) -> str:
@@ -152,10 +152,31 @@ def redact_output(text: str, secret_values: Iterable[str] = (), shapes: SecretSh
     return "".join(out)
 
 
+# A secret's 20 characters are varied; a run of few distinct ones (`xxxx…`, `====…`, `0000…`) is a
+# flood or a rule line, and treating every such line as hinted ran every rule over all of it (an
+# 8 MB print flood took 10 s to redact instead of a fraction of one).
+MIN_DISTINCT = 8
+
+
+def _varied_token_runs(text: str) -> list[int]:
+    """Where a line first has a run of token characters varied enough to be a secret (one per line)."""
+    starts = []
+    at = 0
+    while (m := _TOKEN_RUNS.search(text, at)) is not None:
+        at = m.end()
+        if len(set(m.group())) >= MIN_DISTINCT:
+            starts.append(m.start())
+            line_end = text.find("\n", m.end())
+            if line_end < 0:
+                break
+            at = line_end + 1
+    return starts
+
+
 def _hinted_lines(text: str) -> list[tuple[int, int]]:
     """(start, end) of runs of lines holding a hint, merged; blocking, linear in the text."""
     low = text.lower()
-    starts = [m.start() for m in _TOKEN_RUN.finditer(text)]
+    starts = _varied_token_runs(text)
     for hint in _HINTS:
         at = low.find(hint)
         while at >= 0:  # one hit per line is enough: the whole line is redacted
