@@ -10,6 +10,9 @@ STAMP := $(VENV)/.context-kernel-installed
 # own: it pins jupyter_client<7, the server needs 8.
 GATEWAY_VENV := .venv-gateway
 GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
+# The SSH test's kernel runs as another user, so its interpreter must be one that user can read:
+# Debian's /usr/bin/python3, not a pyenv build under /root (mode 700).
+REMOTE_PYTHON := $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo $(PYTHON))
 
 .PHONY: serve test setup bench clean
 
@@ -27,7 +30,9 @@ $(GATEWAY_STAMP):
 	test -x $(GATEWAY_VENV)/bin/python || $(PYTHON) -m venv $(GATEWAY_VENV)
 	$(GATEWAY_VENV)/bin/python -m pip install -q --upgrade pip
 	$(GATEWAY_VENV)/bin/python -m pip install -q 'jupyter_enterprise_gateway==3.3.0'
-	test -x .venv-remote/bin/python || $(PYTHON) -m venv .venv-remote
+	test -x .venv-remote/bin/pip || $(REMOTE_PYTHON) -m venv .venv-remote || { [ "$$(id -u)" = 0 ] && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv && \
+	  $(REMOTE_PYTHON) -m venv --clear .venv-remote; }
 	.venv-remote/bin/python -m pip install -q 'gateway_provisioners==0.5.0' ipykernel
 	if [ "$$(id -u)" = 0 ] && [ ! -x /usr/sbin/sshd ]; then \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; fi

@@ -49,6 +49,7 @@ async def test_a_kernel_placed_over_ssh_runs_as_another_user_outside_the_gateway
         who = await client.call_tool("ctx_execute", {
             "language": "python", "kernel": "python-ssh",
             "code": "import os, pwd\nx = 5\nprint(pwd.getpwuid(os.getuid()).pw_name, os.getppid())"})
+        assert not who.is_error, text_of(who)
         user, parent = text_of(who).split()
         assert not who.is_error and user == REMOTE_USER
         assert int(parent) != gateway.process.pid  # started by sshd's session, detached: not the gateway's child
