@@ -166,6 +166,16 @@ async def test_indexing_never_waits_for_the_embedder(kb: tuple[KnowledgeService,
     assert semantic.worker.progress().state in ("idle", "embedding")
 
 
+def test_doctor_says_semantic_is_on_with_the_verified_model(tmp_path: Path) -> None:
+    from context_kernel.doctor import check_semantic
+    from context_kernel.settings import Settings
+
+    line = check_semantic(Settings(home=tmp_path, project_dir=tmp_path)).line()
+    assert line.startswith("[OK] semantic: on: all-MiniLM-L6-v2 (int8 ONNX)") and "sha256 verified" in line
+    off = check_semantic(Settings(home=tmp_path, project_dir=tmp_path, semantic=False)).line()
+    assert off.startswith("[OK] semantic: off") and "CONTEXT_KERNEL_SEMANTIC" in off
+
+
 def test_the_setting_is_on_by_default_and_off_with_the_variable() -> None:
     args = argparse.Namespace()
     assert build_settings(args, {}).semantic is True
