@@ -215,3 +215,22 @@ def test_without_the_extra_search_works_by_words_and_doctor_says_how_to_add_it(t
     assert doctor.startswith("[WARN] semantic: missing") and "pip install 'context-kernel[semantic]'" in doctor
     assert coverage == "None"  # ctx_index adds no semantic line
     assert any("source: vacuum" in line for line in reply)
+
+
+async def test_two_servers_sharing_a_database_store_each_chunks_vectors_once(
+        kb: tuple[KnowledgeService, SemanticRecall], tmp_path: Path) -> None:
+    service, semantic = kb
+    other_db = Database.open(tmp_path / "kb.sqlite3")  # a second server on the same file
+    other = SemanticRecall(db=other_db, files=default_model())
+    try:
+        text = "\n\n".join(f"## Part {i}\n\n" + "Dead tuples are reclaimed by vacuum. " * 40 for i in range(6))
+        await service.index_text(label="shared", text=text)
+        other.start()
+        await embedded(semantic)
+        assert await anyio.to_thread.run_sync(other.worker.wait_idle, WAIT_S)
+        chunks = await service._db.run(service._repo.source_chunks, "shared")  # type: ignore[attr-defined]
+        windows = sum(len(semantic.encoder.windows(c.title, c.content)) for c in chunks)
+        assert len(await service._db.run(semantic.vectors.ids_upto, 1 << 40)) == windows  # type: ignore[attr-defined]
+    finally:
+        other.close()
+        other_db.close()
