@@ -6,6 +6,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.context-kernel-installed
+# Jupyter Enterprise Gateway for the gateway tests (tests/gateway_harness.py), in an environment of its
+# own: it pins jupyter_client<7, the server needs 8.
+GATEWAY_VENV := .venv-gateway
+GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
 
 .PHONY: serve test setup bench clean
 
@@ -16,12 +20,25 @@ $(STAMP): pyproject.toml kernels/install.sh $(wildcard kernels/install.d/*.sh) $
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH bash kernels/install.sh
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The SSH placement test's second 'host': its kernel Python (gateway_provisioners' launcher and ipykernel)
+# in .venv-remote, reached through Debian's openssh-server (root only; the test says why it cannot run
+# without).
+$(GATEWAY_STAMP):
+	test -x $(GATEWAY_VENV)/bin/python || $(PYTHON) -m venv $(GATEWAY_VENV)
+	$(GATEWAY_VENV)/bin/python -m pip install -q --upgrade pip
+	$(GATEWAY_VENV)/bin/python -m pip install -q 'jupyter_enterprise_gateway==3.3.0'
+	test -x .venv-remote/bin/python || $(PYTHON) -m venv .venv-remote
+	.venv-remote/bin/python -m pip install -q 'gateway_provisioners==0.5.0' ipykernel
+	if [ "$$(id -u)" = 0 ] && [ ! -x /usr/sbin/sshd ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; fi
+	touch $(GATEWAY_STAMP)
+
+setup: $(STAMP) $(GATEWAY_STAMP)
 
 serve: $(STAMP)
 	$(BIN)/context-kernel serve
 
-test: $(STAMP)
+test: $(STAMP) $(GATEWAY_STAMP)
 	$(BIN)/ruff check server tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest

@@ -8,6 +8,11 @@ cost) and `context-kernel --help` (our CLI's import cost). The PreToolUse runs t
 expensive ordinary path: a live server (so routing applies), project deny rules to load and check,
 a Bash command to analyse. PostToolUse extracts, redacts and appends an event to the spool.
 
+Secret detection by shape (detect-secrets' patterns plus our rules) is measured on its own: the
+same calls through `bench/hook_runner.py`, once with it and once without, in the same run; the
+last table gives the ratio (the target is at most 1.3x). Its prompt rows carry the issue's probe
+of 14 secrets, the heaviest text a hook redacts.
+
 Children run without PYTHONDONTWRITEBYTECODE (an installed package has its .pyc files), after a
 few warm-up runs. Nothing is asserted: this only prints a Markdown table. Usage (repo root):
     python bench/hook_latency.py                 # 30 runs per row
@@ -29,6 +34,15 @@ from pathlib import Path
 from context_kernel.hooks import liveness
 
 TARGET_MS = 150
+DETECTOR_TARGET = 1.3
+RUNNER = Path(__file__).resolve().parent / "hook_runner.py"
+PROBE_PROMPT = (
+    "my password is hunter2; token ghp_Zq7Rk2Lm9Xw4Tn8Pv3Hs6Jd1Fb5Gc0Ya2Eu7, aws AKIAQX7ZP3LMN4RT2VWY "
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8fake4Kq; mysql -uroot -pS3cretMysqlPw shop; curl -u admin:CurlPa55word "
+    "https://api.example.com; docker login -u bob -p D0ckerHubPass r.example.com; git clone "
+    "https://8f3a9c2e7b1d4f6a0e5c9b8d7a6f5e4d3c2b1a09@github.com/acme/x.git; sk-ant-api03-Zx9Cv8Bn7Mq6Wd5Ef4Rg3Th2Yj1"
+    " xoxb-918273645012-5647382910123-QwErTyUiOpAsDfGhJkLzXcVb github_pat_11AQZ7RKM0aB3cD4eF5gH6_iJ7kL8mN9oP0"
+)
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "hooks" / "fixtures"
 PLACEHOLDER = "/path/to/project"
 CLI = Path(sys.executable).parent / "context-kernel"
@@ -44,8 +58,8 @@ CASES: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
 }
 
 
-def timed(cmd: list[str], stdin: str, env: dict[str, str], runs: int) -> list[float]:
-    for _ in range(WARMUP):
+def timed(cmd: list[str], stdin: str, env: dict[str, str], runs: int, warmup: int = WARMUP) -> list[float]:
+    for _ in range(warmup):
         subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, check=True, timeout=60)
     times = []
     for _ in range(runs):
@@ -91,6 +105,7 @@ def main() -> int:
                     payload = text.replace(PLACEHOLDER, json.dumps(str(project))[1:-1])
                     times = timed([str(CLI), "hook", client, event], payload, env, args.runs)
                     rows.append((f"`hook {client} {event}`", times))
+            detector = detector_rows(project, env, args.runs)
         finally:
             liveness.clear(marker)
 
@@ -102,7 +117,35 @@ def main() -> int:
         median = statistics.median(times)
         ok = "yes" if median < TARGET_MS else "NO"
         print(f"| {name} | {median:.1f} | {p95(times):.1f} | {median / spawn:.2f} | {median / cli:.2f} | {ok} |")
+    print()
+    print("| hook call (bench/hook_runner.py) | without shapes ms | with shapes ms | ratio | "
+          f"within {DETECTOR_TARGET}x |")
+    print("|---|---:|---:|---:|:-:|")
+    for name, without, with_ in detector:
+        ratio = statistics.median(with_) / statistics.median(without)
+        ok = "yes" if ratio <= DETECTOR_TARGET else "NO"
+        print(f"| {name} | {statistics.median(without):.1f} | {statistics.median(with_):.1f} | {ratio:.2f} | {ok} |")
     return 0
+
+
+def detector_rows(project: Path, env: dict[str, str], runs: int) -> list[tuple[str, list[float], list[float]]]:
+    """Claude Code's recording events with and without shape detection, interleaved run by run so
+    that drift on a shared machine hits both alike. The warm-up fills the hooks' pattern cache."""
+    cases = [("PostToolUse", (FIXTURES / "claude-code" / "PostToolUse-Read.json").read_text()
+              .replace(PLACEHOLDER, json.dumps(str(project))[1:-1])),
+             ("UserPromptSubmit", json.dumps({"session_id": "bench", "cwd": str(project), "prompt": PROBE_PROMPT,
+                                              "hook_event_name": "UserPromptSubmit"}))]
+    rows = []
+    for event, payload in cases:
+        commands = {v: [sys.executable, str(RUNNER), v, "claude-code", event] for v in ("without", "with")}
+        for command in commands.values():
+            timed(command, payload, env, 0)
+        times: dict[str, list[float]] = {"without": [], "with": []}
+        for _ in range(runs):
+            for variant, command in commands.items():
+                times[variant] += timed(command, payload, env, 1, warmup=0)
+        rows.append((f"`hook claude-code {event}`", times["without"], times["with"]))
+    return rows
 
 
 if __name__ == "__main__":

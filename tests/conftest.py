@@ -28,6 +28,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(DIRECTORY_MARKERS[top])
 
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Servers the tests start as processes inherit this: no kernels prewarmed behind each test's
+    # back (CPU on 2 cores, and counts of kernel processes). tests/e2e/test_prewarm.py turns it on.
+    os.environ["CONTEXT_KERNEL_PREWARM"] = "0"
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

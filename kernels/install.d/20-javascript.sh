@@ -15,7 +15,9 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 fi
 
 # The venv's python decides the prefix: VIRTUAL_ENV when activated, else ./.venv.
-if [ -n "${VIRTUAL_ENV:-}" ]; then
+if [ -n "${CK_PYTHON:-}" ]; then
+  py="$CK_PYTHON"
+elif [ -n "${VIRTUAL_ENV:-}" ]; then
   py="$VIRTUAL_ENV/bin/python"
 elif [ -x .venv/bin/python ]; then
   py="$PWD/.venv/bin/python"

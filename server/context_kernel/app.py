@@ -12,6 +12,7 @@ records) lives in the services.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,9 +23,12 @@ import anyio.abc
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .doctor import Check, KernelFactory
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
+    from .kernels.gateway_client import Gateway
     from .kernels.pool import KernelPool
     from .kernels.python_env import ProjectPython
     from .knowledge.service import KnowledgeService
@@ -51,24 +55,46 @@ def project_python(settings: Settings) -> ProjectPython:
                                extra_env=settings.extra_kernel_env)
 
 
-def kernel_factory(settings: Settings, python: ProjectPython | None = None) -> KernelFactory:
+def kernel_factory(settings: Settings, python: ProjectPython | None = None,
+                   gateway: Gateway | None = None) -> KernelFactory:
     """How every kernel of this server is made (the pool's and doctor's): cwd, environment, where files go.
+
+    With a `gateway` (`serve --gateway-url`) every kernel runs there instead: the gateway decides its
+    working directory and environment.
 
     Every kernel gets the environment of the project's Python activated (its bin first on PATH), so
     `python` in a shell cell is the python kernel's interpreter."""
-    from .kernels.backend import JupyterKernel
+    from .kernels.backend import JupyterKernel, Kernel
     from .kernels.specs import spec_manager
 
+    if gateway is not None:
+        from .kernels.gateway_kernel import GatewayKernel
+
+        remote = gateway
+
+        def make_remote(kernel_name: str) -> Kernel:
+            return GatewayKernel(kernel_name, remote, env=dict(remote.config.kernel_env))
+
+        return make_remote
     python = python or project_python(settings)
     env = python.env
     specs = spec_manager(settings.kernels_dir)
 
-    def make(kernel_name: str) -> JupyterKernel:
+    def make(kernel_name: str) -> Kernel:
         prepare = python.prepare if kernel_name == python.kernel_name else None
         return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env, runtime_dir=settings.runtime_dir,
                              log_dir=settings.log_dir, spec_manager=specs, prepare=prepare)
 
     return make
+
+
+def open_gateway(settings: Settings) -> Gateway | None:
+    """The gateway client every kernel of this server shares (`serve --gateway-url`), or None: local kernels."""
+    if settings.gateway is None:
+        return None
+    from .kernels.gateway_client import Gateway
+
+    return Gateway(settings.gateway)
 
 
 @dataclass(frozen=True)
@@ -79,6 +105,7 @@ class Resources:
     pool: KernelPool
     fetcher: SafeFetcher
     semantic: SemanticRecall | None = None
+    gateway: Gateway | None = None
 
 
 @dataclass(frozen=True)
@@ -96,10 +123,16 @@ class App:
         """Shut every kernel down, close the HTTP client and the database (shielded, bounded)."""
         res = self._resources
         await res.pool.shutdown_all()  # shielded and time-bounded inside
+        if res.gateway is not None:
+            await res.gateway.aclose()
         with anyio.CancelScope(shield=True):
             await res.fetcher.aclose()
             if res.semantic is not None:  # the embedder's thread stops between batches (bounded)
                 await anyio.to_thread.run_sync(res.semantic.close)
+
+    def pool_spares(self) -> list[tuple[str, int | None, float]]:
+        """(kernel name, pid, seconds idle) of the prewarmed kernels no session took yet (ctx_doctor)."""
+        return [(name, kernel.pid, idle) for name, kernel, idle in self._resources.pool.spares()]
 
     def close_store(self) -> None:
         self._resources.db.close()
@@ -109,6 +142,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     # Heavy imports live here on purpose: see the module docstring.
     from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
+    from .hooks.compaction import last_compacted
     from .hooks.ingestion import Ingestion
     from .kernels.pool import KernelPool
     from .knowledge.service import KnowledgeService
@@ -124,7 +158,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     python = project_python(settings)
-    kernels = kernel_factory(settings, python)
+    gateway = open_gateway(settings)
+    kernels = kernel_factory(settings, python, gateway)
     pool = KernelPool(kernels, max_kernels=settings.max_kernels, idle_cull_s=settings.kernel_idle_cull_s,
                       start_timeout_s=settings.kernel_start_timeout_s)
 
@@ -135,6 +170,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 
     tg.start_soon(cull_loop)
     tg.start_soon(_retention_loop, db, settings)
+    tg.start_soon(_warm_secret_shapes, settings.home)
 
     def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         tg.start_soon(fn)
@@ -146,13 +182,22 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
     guard = DenyGuard(settings.project_dir, settings.user_home, settings.claude_settings)
+    def forgotten_before() -> float:
+        # Sends before the project's last compaction, or older than the resend period, are gone
+        # from the agent's context.
+        compacted = last_compacted(settings.home, settings.project_dir) or 0.0
+        return max(compacted, time.time() - settings.resend_after_s)
+
     semantic = await anyio.to_thread.run_sync(_semantic, settings, db)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
-                                 search_budget=settings.search_budget, guard=guard, spawn=spawn, semantic=semantic)
+                                 search_budget=settings.search_budget, guard=guard, spawn=spawn,
+                                 forgotten_before=forgotten_before, semantic=semantic)
     ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
     knowledge.ingest_before_reads(ingestion.ingest)
+    # On a gateway the python kernel is the gateway's python3, not this project's interpreter.
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
-                                 limits=limits, spawn=spawn, knowledge=knowledge, guard=guard, python=python)
+                                 limits=limits, spawn=spawn, knowledge=knowledge, guard=guard,
+                                 python=None if gateway else python)
     fetcher = SafeFetcher(strict=settings.fetch_strict, max_body_bytes=settings.fetch_max_body,
                           proxy=settings.fetch_proxy)
     fetch = FetchService(knowledge=knowledge, fetcher=fetcher, guard=guard)
@@ -166,8 +211,20 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                               ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
                               after_purge=execution.forget_sessions),
-        _resources=Resources(db, pool, fetcher, semantic),
+        _resources=Resources(db, pool, fetcher, semantic, gateway),
     )
+
+
+async def _warm_secret_shapes(home: Path) -> None:
+    """Read detect-secrets' plugins now (~110 ms, on a worker thread) rather than on the database
+    thread at the first ingestion, and leave their patterns in the cache the hooks read, so no
+    hook pays the import."""
+    from .security.secret_shapes import cached_shapes
+
+    try:
+        await anyio.to_thread.run_sync(cached_shapes, home / "cache")
+    except Exception:  # a warm-up: the first redaction raises it again where it matters
+        log.exception("could not read detect-secrets' patterns in advance")
 
 
 def _semantic(settings: Settings, db: Database) -> SemanticRecall | None:
@@ -200,6 +257,27 @@ async def _retention_loop(db: Database, settings: Settings) -> None:
         except Exception:  # a bug here must not take the server down with it
             log.exception("retention pass failed")
         await anyio.sleep(RETENTION_EVERY_S)
+
+
+def prewarmed_check(spares: list[tuple[str, int | None, float]]) -> Check:
+    """ctx_doctor's line for the kernels started ahead of the first call that no session took yet."""
+    from .doctor import Check
+    from .lifeline import descendants
+
+    if not spares:
+        return Check("OK", "prewarmed kernels", "none idle (every one started ahead was taken by a call, or none was)")
+    parts = []
+    for name, pid, idle_s in spares:
+        rss = 0
+        for proc in [pid, *descendants(pid)] if pid is not None else []:
+            try:
+                with open(f"/proc/{proc}/status", encoding="ascii", errors="replace") as f:
+                    rss += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+            except OSError:
+                continue  # gone meanwhile
+        parts.append(f"{name} (idle {idle_s:.0f} s, {rss / 1024:.0f} MB RSS)")
+    return Check("OK", "prewarmed kernels", f"{len(spares)} idle, waiting for a session's first call: "
+                 + ", ".join(parts))
 
 
 class AppHolder:
@@ -249,7 +327,16 @@ class AppHolder:
         from .doctor import collect
 
         python = project_python(self.settings)
-        return await collect(self.settings, True, kernel_factory(self.settings, python), python)
+        gateway = open_gateway(self.settings)
+        try:
+            checks = await collect(self.settings, True, kernel_factory(self.settings, python, gateway), python,
+                                   gateway=gateway)
+        finally:
+            if gateway is not None:
+                await gateway.aclose()
+        if self._app is not None:
+            checks.append(prewarmed_check(self._app.pool_spares()))
+        return checks
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run `fn` in the lifespan's task group: work that must not delay the reply being sent."""

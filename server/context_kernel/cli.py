@@ -5,11 +5,12 @@ context-kernel token show|rotate|path|header                        the HTTP tra
 context-kernel doctor                                               every language, its kernel, does it start
 context-kernel kernels install --user|--sys-prefix|--prefix DIR     our kernelspecs, started by this Python
 context-kernel fetch URL...                                         fetch pages into the knowledge base
-context-kernel sessions / export [SESSION] [-o DIR]                 list sessions / write one as notebooks
+context-kernel sessions / export [SESSION] [-o DIR] [--redact]      list sessions / write one as notebooks
 context-kernel replay NOTEBOOK                                      re-run it; exit 0 when every cell matches
 context-kernel insight [-o FILE]                                    a local HTML page of every session
 context-kernel hook CLIENT EVENT                                    answer a client hook (event JSON on stdin)
 context-kernel setup|uninstall CLIENT [--global] [--dry-run]        wire into / out of a client (MCP, hooks, rules)
+context-kernel setup CLIENT --global --http URL                     the same, for a running HTTP server (with its token)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -26,18 +28,22 @@ from typing import Any
 
 from .clients import CLIENT_NAMES
 from .lifeline import die_with_parent
-from .locations import claude_user_settings, data_home, project_dir, user_home
+from .locations import claude_user_settings, data_home, project_dir, user_dirs, user_home
 from .settings import (
     DEFAULT_HARD_CAP,
     DEFAULT_MAX_DB_MB,
     DEFAULT_MAX_KERNEL_LOGS,
+    DEFAULT_PREWARM,
+    DEFAULT_RESEND_AFTER_S,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_RETURN_BUDGET,
     DEFAULT_TIMEOUT_MS,
     MAX_TIMEOUT_MS,
+    GatewaySettings,
     Settings,
 )
 from .setup.cli import add_parsers as add_setup_parsers
+from .wording import counted
 
 EXIT_GRACE_S = 8.0
 PYTHON_VAR = "CONTEXT_KERNEL_PYTHON"
@@ -77,6 +83,41 @@ def _python_choice(args: argparse.Namespace, env: dict[str, str]) -> tuple[str |
     return value, source
 
 
+GATEWAY_HELP = ("run every kernel on this Jupyter Enterprise Gateway / Kernel Gateway / Jupyter Server "
+                "(http(s)://host:port; default: CONTEXT_KERNEL_GATEWAY_URL, else JUPYTER_GATEWAY_URL)")
+
+
+def _gateway(args: argparse.Namespace, env: dict[str, str]) -> GatewaySettings | None:
+    """`--gateway-url` and its auth and timeouts; the flags win over the variables (as jupyter_server names them)."""
+    url = getattr(args, "gateway_url", None) or env.get("CONTEXT_KERNEL_GATEWAY_URL") or env.get("JUPYTER_GATEWAY_URL")
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")):
+        raise SystemExit(f"--gateway-url must start with http:// or https://, got {url!r}")
+    header: tuple[str, str] | None = None
+    raw = getattr(args, "gateway_auth_header", None) or env.get("CONTEXT_KERNEL_GATEWAY_AUTH_HEADER")
+    token = (getattr(args, "gateway_token", None) or env.get("CONTEXT_KERNEL_GATEWAY_TOKEN")
+             or env.get("JUPYTER_GATEWAY_AUTH_TOKEN"))
+    if raw:
+        name, sep, value = raw.partition(":")
+        if not sep or not name.strip():
+            raise SystemExit(f"--gateway-auth-header must be 'Name: value', got {raw!r}")
+        header = (name.strip(), value.strip())
+    elif token:
+        header = ("Authorization", f"token {token}")  # the scheme Jupyter servers accept
+    request = getattr(args, "gateway_request_timeout", None) or _env_float(
+        env, "CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S", 60.0)
+    connect = _env_float(env, "CONTEXT_KERNEL_GATEWAY_CONNECT_TIMEOUT_S", 10.0)
+    kernel_env: dict[str, str] = {}
+    for item in getattr(args, "gateway_kernel_env", None) or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--gateway-kernel-env must be NAME=VALUE, got {item!r}")
+        kernel_env[name] = value
+    return GatewaySettings(url=url, auth_header=header, connect_timeout_s=connect, request_timeout_s=request,
+                           kernel_env=kernel_env)
+
+
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
     python, python_from = _python_choice(args, env)
     return Settings(
@@ -88,6 +129,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         max_timeout_ms=_env_int(env, "CONTEXT_KERNEL_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS),
         kernel_idle_cull_s=float(_env_int(env, "CONTEXT_KERNEL_IDLE_CULL_S", 1800)),
         max_kernels=getattr(args, "max_kernels", None) or _env_int(env, "CONTEXT_KERNEL_MAX_KERNELS", 16),
+        prewarm_kernels=_env_int(env, "CONTEXT_KERNEL_PREWARM", DEFAULT_PREWARM),
         progress_interval_s=float(env.get("CONTEXT_KERNEL_PROGRESS_S", "5")),
         fetch_strict=env.get("CTX_FETCH_STRICT", "") not in ("", "0"),
         fetch_max_body=_env_int(env, "CONTEXT_KERNEL_FETCH_MAX_BYTES", 50 * 1024 * 1024),
@@ -95,7 +137,9 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         base_env=dict(env),
         user_home=user_home(env),
         claude_settings=claude_user_settings(env),
+        client_dirs=user_dirs(env),
         retention_days=_env_float(env, "CONTEXT_KERNEL_RETENTION_DAYS", DEFAULT_RETENTION_DAYS),
+        resend_after_s=_env_float(env, "CONTEXT_KERNEL_RESEND_AFTER_S", DEFAULT_RESEND_AFTER_S),
         max_db_mb=_env_int(env, "CONTEXT_KERNEL_MAX_DB_MB", DEFAULT_MAX_DB_MB),
         max_kernel_logs=_env_int(env, "CONTEXT_KERNEL_MAX_KERNEL_LOGS", DEFAULT_MAX_KERNEL_LOGS),
         python=python,
@@ -103,6 +147,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         semantic=env.get("CONTEXT_KERNEL_SEMANTIC", "1").strip().lower() not in ("0", "off", "false", "no"),
         semantic_model=Path(env["CONTEXT_KERNEL_SEMANTIC_MODEL"]).expanduser()
         if env.get("CONTEXT_KERNEL_SEMANTIC_MODEL") else None,
+        gateway=_gateway(args, env),
     )
 
 
@@ -113,14 +158,14 @@ def _hard_exit_later(seconds: float) -> None:
     timer.start()
 
 
-async def _serve(settings: Settings, args: argparse.Namespace) -> None:
+async def _serve(settings: Settings, args: argparse.Namespace, listener: socket.socket | None) -> None:
     import anyio
 
     from .tools.server import create_server
 
     server = create_server(settings, transport=args.transport)
-    if args.transport == "http":
-        await _serve_http(server, settings, args)
+    if listener is not None:
+        await _serve_http(server, settings, args, listener)
         return
     async with anyio.create_task_group() as tg:
         async def on_signal() -> None:
@@ -135,7 +180,29 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> None:
         tg.cancel_scope.cancel()
 
 
-async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace) -> None:
+def _listen(host: str, port: int) -> socket.socket | str:
+    """The HTTP transport's listening socket, bound here so that a port in use is one line, not uvicorn's traceback."""
+    import errno
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, UnicodeError) as exc:
+        return f"cannot listen on {host}: {exc}; give an address of this machine with --host"
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts need no wait
+        sock.bind(address)
+        sock.listen(socket.SOMAXCONN)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            return (f"port {port} on {host} is already in use (another `context-kernel serve`?); stop it, or "
+                    "choose another with --port (--port 0 takes a free one and prints it)")
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return sock
+
+
+async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace, listener: socket.socket) -> None:
     import anyio
     import uvicorn
 
@@ -159,7 +226,7 @@ async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce)
-        await web.serve()
+        await web.serve(sockets=[listener])
         tg.cancel_scope.cancel()
 
 
@@ -186,13 +253,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if refusal:
             print(f"context-kernel serve: {refusal}", file=sys.stderr)
             return 2
-    die_with_parent(signal.SIGTERM)  # the client died without closing our stdin: stop cleanly
+    listener: socket.socket | None = None
+    if args.transport == "http":
+        bound = _listen(args.host, args.port)
+        if isinstance(bound, str):
+            print(f"context-kernel serve: {bound}", file=sys.stderr)
+            return 2
+        listener = bound
+    else:
+        # Over stdio the parent is the client: when it dies without closing our stdin, stop cleanly.
+        # Over HTTP the server is a service of its own (`nohup … &` from a shell that then exits).
+        die_with_parent(signal.SIGTERM)
     from .hooks.liveness import clear, mark_alive
 
     # Hooks redirect the agent to ctx tools only while this file says a server is up.
     alive = mark_alive(settings.home, settings.project_dir)
     try:
-        anyio.run(_serve, settings, args)
+        anyio.run(_serve, settings, args, listener)
     finally:
         clear(alive)
     _hard_exit_later(EXIT_GRACE_S)
@@ -200,12 +277,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .app import kernel_factory, project_python
+    from .app import kernel_factory, open_gateway, project_python
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
     python = project_python(settings)
-    return run_doctor(settings, kernel_factory(settings, python), python, start=not args.no_start)
+    gateway = open_gateway(settings)
+    return run_doctor(settings, kernel_factory(settings, python, gateway), python, start=not args.no_start,
+                      gateway=gateway)
 
 
 async def _fetch(settings: Settings, urls: list[str], source: str | None, force: bool, ttl: float | None,
@@ -251,15 +330,19 @@ async def _sessions(settings: Settings) -> int:
 
     async with AppHolder(settings) as holder:
         rows = await (await holder.get()).export.sessions()
-    print(f"{'session':<20} {'started (UTC)':<20} {'client':<20} {'languages':<24} {'runs':>5} {'kept out':>10}")
-    for s in rows:
-        started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.started_at))
-        print(f"{s.id:<20} {started:<20} {(s.client or '-')[:20]:<20} {','.join(s.languages)[:24]:<24} "
-              f"{s.executions:>5} {s.bytes_kept_out / 1024:>8.1f}KB")
+    header = ("session", "started (UTC)", "client", "languages", "runs", "kept out", "not run")
+    table = [header] + [(s.id, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.started_at)), s.client or "-",
+                         ",".join(s.languages) or "-", str(s.executions), f"{s.bytes_kept_out / 1024:.1f}KB",
+                         str(s.not_run)) for s in rows]
+    # Columns as wide as their widest value: an id, a client or a language list is never cut.
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        cells = [v.ljust(w) if i < 4 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))]
+        print("  ".join(cells).rstrip())
     return 0
 
 
-async def _export(settings: Settings, session: str | None, out: str | None, html: bool) -> int:
+async def _export(settings: Settings, session: str | None, out: str | None, html: bool, redact: bool = False) -> int:
     from .app import AppHolder
     from .errors import ContextKernelError
 
@@ -272,7 +355,7 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
                 return 1
             session = recent[0].id
         try:
-            done = await app.export.export(session, out, confined=False, html=html)
+            done = await app.export.export(session, out, confined=False, html=html, redact=redact)
         except ContextKernelError as exc:
             print(f"context-kernel export: {exc}", file=sys.stderr)
             return 1
@@ -286,7 +369,7 @@ async def _insight(settings: Settings, page: Path | None) -> int:
 
     async with AppHolder(settings) as holder:
         done = await (await holder.get()).records.insight(page)
-    print(f"{done.page} ({done.sessions} sessions)")
+    print(f"{done.page} ({counted(done.sessions, 'session')})")
     return 0
 
 
@@ -307,7 +390,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     import anyio
 
     return anyio.run(_export, build_settings(args, dict(os.environ)), args.session, args.output,
-                     args.format == "html")
+                     args.format == "html", args.redact)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -321,21 +404,45 @@ def cmd_replay(args: argparse.Namespace) -> int:
     settings = build_settings(args, dict(os.environ))
     place = KernelPlace(kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir, env=settings.base_env)
     try:
-        report = replay(path, timeout_s=args.timeout, place=place)
+        run_one = None
+        if settings.gateway is not None:
+            from .notebooks.gateway_replay import on_gateway
+
+            run_one = on_gateway(settings.gateway)
+        report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one)
     except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2
+    if settings.gateway is not None:
+        print(f"replayed on the kernel gateway at {settings.gateway.url}")
     print(report.render())
     return 0 if report.ok else 1
 
 
 def cmd_kernels_install(args: argparse.Namespace) -> int:
     from .errors import ContextKernelError
-    from .kernels.install import install_kernelspecs
+    from .kernels.files import kernel_files
+    from .kernels.install import (
+        install_ir_kernelspec,
+        install_kernelspecs,
+        irkernel_available,
+        run_runtime_installers,
+    )
 
-    prefix = sys.prefix if args.sys_prefix else args.prefix
+    in_venv = sys.prefix != sys.base_prefix
+    user = args.user or not (args.sys_prefix or args.prefix or in_venv)  # default: this venv, else the user's
+    prefix = None if user else (args.prefix or sys.prefix)
     try:
-        done = install_kernelspecs(sys.executable, user=args.user, prefix=prefix)
+        files = kernel_files()
+        if not args.no_runtimes and run_runtime_installers(files, sys.executable, dict(os.environ)) != 0:
+            print("context-kernel kernels install: a runtime installer failed (its output is above); the "
+                  "kernelspecs are installed anyway", file=sys.stderr)
+        done = install_kernelspecs(sys.executable, user=user, prefix=prefix)
+        if irkernel_available():
+            done.append(install_ir_kernelspec(files, user=user, prefix=prefix))
+        else:
+            print("note: R with IRkernel is not installed, so the r kernel is not registered (as root: "
+                  "apt-get install r-cran-irkernel, then run this again)", file=sys.stderr)
     except ContextKernelError as exc:
         print(f"context-kernel kernels install: {exc}", file=sys.stderr)
         return 2
@@ -362,7 +469,8 @@ def cmd_token(args: argparse.Namespace) -> int:
         if args.action == "rotate":
             write_token(path)
             print(f"context-kernel: a new token is in {path}; a running server accepts only it from its next "
-                  "request on (clients need the new one: `context-kernel token show`)", file=sys.stderr)
+                  "request on (clients need the new one: `context-kernel token show`; a client set up with "
+                  "`setup … --http`: run that setup again)", file=sys.stderr)
             return 0
         if args.action == "path":
             print(path)
@@ -394,21 +502,45 @@ def _console_script() -> str:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
+    from .settings import HTTP_TOKEN_FILE
     from .setup.cli import run
+    from .upgrade import in_uv_cache
 
-    return run(args, home_dir=user_home(dict(os.environ)), cwd=Path.cwd(), executable=_console_script())
+    env = dict(os.environ)
+    return run(args, home_dir=user_home(env), cwd=Path.cwd(), executable=_console_script(),
+               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=in_uv_cache(sys.prefix))
+
+
+def _gateway_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gateway-url", metavar="URL", help=GATEWAY_HELP)
+    parser.add_argument("--gateway-token", metavar="TOKEN",
+                        help="sent as 'Authorization: token TOKEN' (default: CONTEXT_KERNEL_GATEWAY_TOKEN, else "
+                             "JUPYTER_GATEWAY_AUTH_TOKEN); prefer the variable: arguments show in ps")
+    parser.add_argument("--gateway-auth-header", metavar="'NAME: VALUE'",
+                        help="a header of your own instead of the token (default: CONTEXT_KERNEL_GATEWAY_AUTH_HEADER)")
+    parser.add_argument("--gateway-kernel-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="sent with every kernel start, e.g. KERNEL_USERNAME=alice or KERNEL_WORKING_DIR=/mnt/proj "
+                             "(Enterprise Gateway passes KERNEL_* variables to the kernel; repeatable)")
+    parser.add_argument("--gateway-request-timeout", type=float, metavar="SECONDS",
+                        help="limit of one REST call to the gateway; a kernel start has its own (60 s) "
+                             "(default: CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S, else 60)")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the MCP server (stdio by default)")
-    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
+    serve = sub.add_parser("serve", help="run the MCP server (stdio by default)",
+                           formatter_class=_DefaultsShown)
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                       help="stdio: one client starts this process; http: streamable HTTP for clients that connect")
+    serve.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
+    serve.add_argument("--port", type=int, default=8765, help="http: the port (0: a free one, printed at start)")
     serve.add_argument("--project", help="project directory (default: the client's project variable, else cwd)")
-    serve.add_argument("--max-kernels", type=int, default=None)
+    serve.add_argument("--max-kernels", type=int, default=None,
+                       help="kernels kept warm at once, the least recently used stopped first "
+                            "(default: CONTEXT_KERNEL_MAX_KERNELS, else 16)")
     serve.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     serve.add_argument("--no-auth", action="store_true",
                        help="http: accept requests without the bearer token (trusted setups; loopback only)")
@@ -417,30 +549,41 @@ def main(argv: list[str] | None = None) -> int:
                        help="http: a Host header to accept besides loopback and the bound address (repeatable)")
     serve.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
                        help="http: an Origin to accept besides loopback ones, e.g. http://myhost:* (repeatable)")
+    _gateway_arguments(serve)
     serve.set_defaults(func=cmd_serve)
     token = sub.add_parser("token", help="the bearer token of the HTTP transport")
     token.add_argument("action", choices=["show", "rotate", "path", "header"],
                        help="show: print it (made if missing); rotate: replace it; path: print the file; "
                             "header: print {\"Authorization\": \"Bearer …\"} (for a client's headers helper)")
     token.set_defaults(func=cmd_token)
-    doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts")
-    doctor.add_argument("--no-start", action="store_true", help="only check that kernelspecs exist")
+    doctor = sub.add_parser("doctor", help="list every language with its kernel and whether it starts",
+                            description="Check the install, the data dir and every language's kernel. "
+                                        "Exit status: 0 when no line is [FAIL], 1 when one is.")
+    doctor.add_argument("--no-start", action="store_true",
+                        help="start no kernel: only check that kernelspecs exist (the R libraries line still runs "
+                        "R's startup)")
     doctor.add_argument("--project", default=None)
     doctor.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
+    _gateway_arguments(doctor)
     doctor.set_defaults(func=cmd_doctor)
     kernels = sub.add_parser("kernels", help="install our kernelspecs so that any Jupyter can start them")
     kernels_sub = kernels.add_subparsers(dest="kernels_command", required=True)
     install = kernels_sub.add_parser(
-        "install", help="write our kernelspecs (ck-bash, ck-javascript, …) with this Python's absolute path",
-        description="pip installs our kernelspecs with a bare `python`, which a Jupyter of another environment "
-                    "replaces with its own (without context_kernel). This writes them with this Python instead. "
-                    "None of the places needs root, except a --prefix (or a --sys-prefix) owned by root.")
-    where = install.add_mutually_exclusive_group(required=True)
+        "install", help="install the language runtimes and register every kernelspec (what kernels/install.sh does)",
+        description="Installs what each language needs, then writes our kernelspecs started by this Python. "
+                    "Runtimes: R with IRkernel, Ruby, PHP, Go, Rust, Elixir, Mono, Perl, Node.js and npm come "
+                    "from apt and need root (without it each is skipped and named); the npm package typescript "
+                    "goes into this environment (no root). Kernelspecs: ours (ck-bash, ck-javascript, …) with "
+                    "this Python's absolute path, so a Jupyter of another environment can start them too, and "
+                    "R's (IRkernel behind our interrupt-safe launcher). Where: this environment when it is a "
+                    "virtual one, else the user's Jupyter dir; a --prefix owned by root needs root.")
+    where = install.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true",
                        help="the user's Jupyter data dir: every JupyterLab of this user finds them (no root)")
     where.add_argument("--sys-prefix", action="store_true",
                        help="this Python's environment (what make serve does for .venv)")
     where.add_argument("--prefix", help="PREFIX/share/jupyter/kernels (e.g. /usr/local for every user: root)")
+    install.add_argument("--no-runtimes", action="store_true", help="only register the kernelspecs")
     install.set_defaults(func=cmd_kernels_install)
     fetch = sub.add_parser("fetch", help="fetch pages into the knowledge base (as ctx_fetch_and_index)")
     fetch.add_argument("urls", nargs="+")
@@ -459,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("--format", choices=["ipynb", "html"], default="ipynb",
                         help="html also writes the notebook; the .html is for people without Jupyter")
     export.add_argument("--project", default=None)
+    export.add_argument("--redact", action="store_true",
+                        help="take secrets out of the exported code and outputs (the record keeps them)")
     export.set_defaults(func=cmd_export)
     insight = sub.add_parser("insight", help="write a local HTML page listing every session (no network)")
     insight.add_argument("-o", "--output", help="file (default: CONTEXT_KERNEL_HOME/insight.html)")
@@ -467,6 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")
     replay.add_argument("notebook")
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    _gateway_arguments(replay)
     replay.set_defaults(func=cmd_replay)
     hook = sub.add_parser("hook", help="answer a client hook: its event JSON on stdin, our answer on stdout")
     hook.add_argument("client", help=" | ".join(CLIENT_NAMES))
@@ -474,7 +620,42 @@ def main(argv: list[str] | None = None) -> int:
     hook.set_defaults(func=cmd_hook)
     add_setup_parsers(sub, cmd_setup)
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # `context-kernel … | head`: the reader left. Point stdout at /dev/null so that the
+        # interpreter's final flush does not raise again, and exit as a piped tool does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+class _DefaultsShown(argparse.HelpFormatter):
+    """Says each option's default, where it has one its help does not already name."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, False, [], argparse.SUPPRESS) or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, read from the installed metadata only when asked (the hooks parse this parser on every call)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("context-kernel")
+        except metadata.PackageNotFoundError:
+            version = "unknown (not installed as a package)"
+        print(f"context-kernel {version}")
+        parser.exit()
 
 
 if __name__ == "__main__":

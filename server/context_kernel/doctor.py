@@ -4,38 +4,21 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
+
+__all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_doctor"]
 from .kernels.languages import LANGUAGES, Language
 from .settings import Settings
+from .wording import counted
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
-    from .kernels.backend import JupyterKernel
+    from .kernels.gateway_client import Gateway
     from .kernels.python_env import ProjectPython
-
-KernelFactory = Callable[[str], "JupyterKernel"]
-
-HELLO: dict[str, str] = {
-    "python": "print('ok')", "shell": "echo ok", "r": "cat('ok\\n')", "javascript": "console.log('ok')",
-    "typescript": "const s: string = 'ok'; console.log(s)", "ruby": "puts 'ok'", "go": 'fmt.Println("ok")',
-    "rust": 'println!("ok");', "php": "echo \"ok\\n\";", "perl": 'print "ok\\n";', "elixir": 'IO.puts "ok"',
-    "csharp": 'Console.WriteLine("ok");',
-}
-
-
-@dataclass
-class Check:
-    level: Literal["OK", "WARN", "FAIL"]
-    subject: str
-    detail: str
-
-    def line(self) -> str:
-        return f"[{self.level}] {self.subject}: {self.detail}"
 
 
 async def check_python(python: ProjectPython) -> Check:
@@ -47,6 +30,33 @@ async def check_python(python: ProjectPython) -> Check:
     except ContextKernelError as exc:
         return Check("FAIL", "interpreter", f"{python.describe()} — {exc}".replace("\n", "; "))
     return Check("OK", "interpreter", python.describe())
+
+
+async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check]:
+    """Where the javascript/typescript and R kernels load the project's packages from, and why
+    (kernels/project_libraries.py). R's line runs R's startup as the kernel's (no kernel is started)."""
+    from .kernels.project_libraries import describe_node, describe_r, r_libraries, r_library_command
+    from .kernels.specs import find_spec
+
+    # Not "javascript ..."/"r ...": a subject that starts with a language's name is that language's kernel line.
+    checks = [Check("OK", "JavaScript libraries", describe_node(settings.project_dir))]
+    spec = find_spec("ir", settings.kernels_dir)
+    if spec is None:  # no R kernel: its kernel line says how to install it
+        return checks
+    command = r_library_command(spec.argv, spec.resource_dir)
+    if command is None or "--no-init-file" not in command:
+        whose = "IRkernel's own" if command is None else "from an older kernels/install.sh"
+        checks.append(Check("WARN", "R libraries", f"the ir kernelspec ({spec.resource_dir}) is {whose}: a profile "
+                            "that activates renv hides IRkernel from it, and an renv library no profile activates "
+                            "is not used — run: context-kernel kernels install"))
+        return checks
+    found = await r_libraries(command, settings.project_dir, env)
+    if isinstance(found, str):
+        checks.append(Check("WARN", "R libraries", found))
+    else:
+        level, detail = describe_r(found, settings.project_dir, env, settings.user_home)
+        checks.append(Check(level, "R libraries", detail))
+    return checks
 
 
 async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory,
@@ -62,6 +72,10 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
     subject = f"{lang.name:<10} kernel {kernel_name}"
     if find_spec(kernel_name, settings.kernels_dir) is None:
         return Check("FAIL", subject, f"not installed — {lang.install}")
+    if lang.name == "r":
+        stock = stock_irkernel(settings)
+        if stock:
+            return Check("WARN", subject, stock)
     ours = launcher(lang.kernel_name)
     kernel_env = kernel_environment(settings.base_env or {}, settings.extra_kernel_env)
     problem = await launch_problem(ours, kernel_env) if ours else None
@@ -92,6 +106,18 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
         return Check("FAIL", subject, f"{exc.message[:300]} — {lang.install}")
     finally:
         await kernel.shutdown(now=True)
+
+
+def stock_irkernel(settings: Settings) -> str | None:
+    """Why the `ir` kernelspec found is not ours (IRkernel behind kernels/ir/launch.R), or None."""
+    from .kernels.specs import find_spec
+
+    # Stock IRkernel dies when an interrupt lands while it sets up a cell or sends output.
+    spec = find_spec("ir", settings.kernels_dir)
+    if spec is None or any("launch.R" in arg for arg in spec.argv):
+        return None
+    return (f"stock IRkernel ({spec.resource_dir}), which a timeout can kill; ours survives interrupts — "
+            "run: context-kernel kernels install")
 
 
 def check_kernelspecs() -> list[Check]:
@@ -178,8 +204,8 @@ def check_database(settings: Settings) -> list[Check]:
         files = []
     kernel_logs = sum(1 for p in files if p.match(KERNEL_LOG_GLOB))
     size = sum(file_size(p) for p in files)  # a log may go meanwhile (another server's retention)
-    logs = Check("OK", "logs", f"{settings.log_dir}: {len(files)} files, {size / mb:.1f} MB ({kernel_logs} kernel "
-                 f"logs; at most {settings.max_kernel_logs} kept)")
+    logs = Check("OK", "logs", f"{settings.log_dir}: {counted(len(files), 'file')}, {size / mb:.1f} MB "
+                 f"({counted(kernel_logs, 'kernel log')}; at most {settings.max_kernel_logs} kept)")
     return [db, logs]
 
 
@@ -207,8 +233,9 @@ def check_hooks(settings: Settings) -> list[Check]:
         return [Check("WARN", "hooks", "user home unknown: client settings not checked")]
     checks = []
     for client in CLIENTS:
-        rows = hooks_status(client, settings.project_dir, settings.user_home)
-        if not mcp_entry_present(client, settings.project_dir, settings.user_home) and not any(r[1] for r in rows):
+        rows = hooks_status(client, settings.project_dir, settings.user_home, settings.client_dirs)
+        registered = mcp_entry_present(client, settings.project_dir, settings.user_home, settings.client_dirs)
+        if not registered and not any(r[1] for r in rows):
             checks.append(Check("OK", f"client {client}", f"not set up (`context-kernel setup {client}` to use it)"))
             continue
         active = [event for event, on, _where in rows if on]
@@ -227,15 +254,19 @@ def check_hooks(settings: Settings) -> list[Check]:
     return checks
 
 
-# Kernel checks run a few at a time: twelve kernels starting at once on a 2-core machine time out.
-KERNEL_CHECK_CONCURRENCY = 3
 
 
-async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython) -> list[Check]:
+async def collect(settings: Settings, start: bool, kernels: KernelFactory, python: ProjectPython,
+                  gateway: Gateway | None = None) -> list[Check]:
     checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings),
               await anyio.to_thread.run_sync(check_semantic, settings)]
+    if gateway is not None:  # every kernel runs there: the local interpreter and kernelspecs do not matter
+        from .gateway_doctor import check_gateway
+
+        return checks + await check_gateway(settings, gateway, start, kernels) + check_hooks(settings)
     env_check = await check_python(python)  # writes the project python's kernelspec, found below
     checks.append(env_check)
+    checks += await check_libraries(settings, python.env)
     results: dict[str, Check] = {}
     limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
 
@@ -257,9 +288,16 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
     return checks
 
 
-def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True) -> int:
-    checks = anyio.run(collect, settings, start, kernels, python)
+def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True,
+               gateway: Gateway | None = None) -> int:
+    async def checked() -> list[Check]:
+        try:
+            return await collect(settings, start, kernels, python, gateway)
+        finally:
+            if gateway is not None:
+                await gateway.aclose()
+
+    checks = anyio.run(checked)
     for check in checks:
         print(check.line(), flush=True)
-    essential = ("sqlite", "data dir", "database", "versions")
-    return 1 if any(c.level == "FAIL" and c.subject in essential for c in checks) else 0
+    return 1 if any(c.level == "FAIL" for c in checks) else 0

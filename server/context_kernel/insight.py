@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .stats import BYTES_PER_TOKEN
+from .wording import counted
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
     from .store.events import EventRepository, ToolTotals
@@ -27,7 +28,7 @@ STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}code{background:#f4f4f4;padding:1px 4px}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em}.muted{color:#777}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em}.muted{color:#777}td a{white-space:nowrap}
 """
 
 
@@ -62,7 +63,9 @@ def _session_row(view: SessionView, page_dir: Path) -> str:
     s, e = view.summary, html.escape
     calls = sum(t.calls for t in view.totals)
     returned = sum(t.bytes_returned for t in view.totals)
-    links = " ".join(f'<a href="{e(os.path.relpath(p, page_dir))}">{e(p.name)}</a>' for p in view.exports)
+    # The pages first and the entry point (the shortest name: the index) first among them, one a line.
+    ordered = sorted(view.exports, key=lambda p: (p.suffix != ".html", len(p.name), p.name))
+    links = "<br>".join(f'<a href="{e(os.path.relpath(p, page_dir))}">{e(p.name)}</a>' for p in ordered)
     export_hint = links or f'<code>context-kernel export {e(s.id)} --format html</code>'
     return (f"<tr><td><code>{e(s.id)}</code></td><td>{_when(s.started_at)}</td><td>{e(s.client or '-')}</td>"
             f"<td>{e(', '.join(s.languages) or '-')}</td><td class=n>{s.executions}</td><td class=n>{calls}</td>"
@@ -88,7 +91,7 @@ def render_insight(page: Path, home: Path, views: Sequence[SessionView], lifetim
     saved = f"{kept / took:.1%}" if took else "n/a"
     rows = "".join(_session_row(v, page.parent) for v in views[:MAX_SESSIONS])
     hidden = len(views) - MAX_SESSIONS
-    more = f"<p class=muted>{hidden} older sessions not shown.</p>" if hidden > 0 else ""
+    more = f"<p class=muted>{counted(hidden, 'older session')} not shown.</p>" if hidden > 0 else ""
     hooks = "".join(f"<tr><td><code>{html.escape(sid)}</code></td><td class=n>{n}</td></tr>"
                     for sid, n in sorted(hook_sessions.items()))
     hooks_table = (f"<table><tr><th>client session</th><th>events</th></tr>{hooks}</table>"
@@ -106,7 +109,7 @@ nothing is sent anywhere.</p>
 In = output produced, pages fetched, files indexed; returned = bytes the agent received; kept out = per call
 max(0, in − returned); tokens ≈ bytes ÷ 4.</p>
 {_totals_table(lifetime)}
-<h2>Sessions ({len(views)})</h2>
+<h2>Sessions ({len(views):,})</h2>
 <p>Export one as notebooks, then replay it: <code>context-kernel export SESSION --format html</code>,
 <code>context-kernel replay NOTEBOOK</code>.</p>
 <table><tr><th>session</th><th>started</th><th>client</th><th>languages</th><th>executions</th><th>tool calls</th>

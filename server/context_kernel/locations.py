@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 DATA_DIR_VAR = "CONTEXT_KERNEL_HOME"
@@ -54,9 +55,55 @@ def project_dir(env: Mapping[str, str], *, explicit: str | None = None, agent_cw
     return Path.cwd().resolve()
 
 
+@dataclass(frozen=True)
+class UserDirs:
+    """Where each client keeps its user-level files, after the variables each one documents.
+
+    - Claude Code: `CLAUDE_CONFIG_DIR` moves `~/.claude` (settings.json, CLAUDE.md) and the user
+      config `~/.claude.json` into it (`$CLAUDE_CONFIG_DIR/.claude.json`).
+    - Codex: `CODEX_HOME` replaces `~/.codex` (config.toml, hooks.json, AGENTS.md).
+    - Gemini CLI: `GEMINI_CLI_HOME` is the root its `.gemini` folder is made in (default: home).
+    - Cursor and VS Code document no such variable (VS Code moves its data only by a command-line
+      flag or portable mode, which a config writer cannot see).
+    """
+
+    home: Path
+    claude_config: Path | None = None
+    codex_home: Path | None = None
+    gemini_home: Path | None = None
+
+    @property
+    def claude(self) -> Path:
+        return self.claude_config or self.home / ".claude"
+
+    @property
+    def claude_json(self) -> Path:
+        """The user config holding user-scope MCP servers (what `claude mcp add -s user` writes)."""
+        return self.claude_config / ".claude.json" if self.claude_config else self.home / ".claude.json"
+
+    @property
+    def codex(self) -> Path:
+        return self.codex_home or self.home / ".codex"
+
+    @property
+    def gemini(self) -> Path:
+        return (self.gemini_home or self.home) / ".gemini"
+
+
+CLIENT_DIR_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
+
+
+def user_dirs(env: Mapping[str, str]) -> UserDirs:
+    def given(name: str) -> Path | None:
+        value = env.get(name)
+        return Path(value).expanduser().absolute() if value else None
+
+    return UserDirs(user_home(env), given("CLAUDE_CONFIG_DIR"), given("CODEX_HOME"), given("GEMINI_CLI_HOME"))
+
+
 def claude_config_dir(env: Mapping[str, str]) -> Path:
     """Claude Code's user directory: `CLAUDE_CONFIG_DIR` moves `~/.claude`."""
-    return Path(env.get("CLAUDE_CONFIG_DIR") or user_home(env) / ".claude")
+    return user_dirs(env).claude
 
 
 def claude_user_settings(env: Mapping[str, str]) -> Path:

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from .errors import PathRefused
 
+Want = Literal["file", "dir", "any", "new-dir"]
+# What each tool does with the path, for the message that refuses it.
+_DOES = {"ctx_export": "writes", "ctx_index": "indexes"}
 
-def resolve_in_project(project_dir: Path, path: str, want: str = "file") -> Path:
+
+def resolve_in_project(project_dir: Path, path: str, want: Want = "file", *, tool: str) -> Path:
     """The real path of `path` (relative to the project), refused if it escapes the project.
 
-    `want` is "file", "dir" or "any": what must exist there.
+    `want` is what must be there: "file", "dir", "any", or "new-dir" (a directory, or nothing yet:
+    the caller makes it). `tool` names the tool asking: the agent reads which call was refused, for
+    which path it gave, not the directory we derived from it.
     """
     if not path or "\x00" in path:
-        raise PathRefused("the path is empty or contains a NUL byte", path=path,
-                          hint="pass a file path relative to the project directory")
+        raise PathRefused(f"{tool}: the path is empty or contains a NUL byte", path=path,
+                          hint="pass a path relative to the project directory")
     root = project_dir.resolve()
     raw = Path(path).expanduser()
     candidate = raw if raw.is_absolute() else root / raw
@@ -23,13 +30,20 @@ def resolve_in_project(project_dir: Path, path: str, want: str = "file") -> Path
     if real != root and root not in real.parents:
         via = " through a symlink" if Path(os.path.abspath(candidate)).is_relative_to(root) else ""
         raise PathRefused(
-            f"refused: {path} resolves{via} to {real}, outside the project directory {root}",
+            f"{tool} refused {path!r}: it resolves{via} to {real}, outside the project directory {root}",
             path=path, resolved=str(real),
-            hint="ctx_execute_file only reads files inside the project; use a path under the project directory",
+            hint=f"{tool} only {_DOES.get(tool, 'reads')} paths inside the project; use a path under {root}",
         )
+    if want == "new-dir":
+        # Anything on the way that exists must be a directory; the rest is made by the caller.
+        existing = next(p for p in (real, *real.parents) if p.exists())
+        if not existing.is_dir():
+            raise PathRefused(f"{tool} refused {path!r}: {existing} is not a directory", path=path,
+                              resolved=str(real), hint="name a directory, or a new one, under the project")
+        return real
     ok = {"file": real.is_file(), "dir": real.is_dir(), "any": real.exists()}[want]
     if not ok:
         noun = {"file": "file", "dir": "directory", "any": "file or directory"}[want]
-        raise PathRefused(f"no such {noun}: {path}", path=path, resolved=str(real),
+        raise PathRefused(f"{tool}: no such {noun}: {path}", path=path, resolved=str(real),
                           hint="check the path (relative paths start at the project directory)")
     return real

@@ -64,7 +64,8 @@ class RecordService:
             for c in calls:
                 self._events.record_call(c.session_id, c.tool, duration_ms=c.duration_ms, bytes_in=c.bytes_in,
                                          bytes_indexed=c.bytes_indexed, bytes_returned=c.bytes_returned,
-                                         is_error=c.is_error)
+                                         is_error=c.is_error, bytes_kept_out=c.bytes_kept_out,
+                                         sources_in=c.sources_in, sources_back=c.sources_back)
 
         await self._db.run(write)
 
@@ -75,7 +76,7 @@ class RecordService:
         def read() -> str:
             events = sum(self._events.event_counts().values())
             return render_stats(session_id, self._events.tool_totals(session_id), self._events.tool_totals(),
-                                self._events.session_count(), events)
+                                self._events.session_count(), events, self._events.source_totals(session_id))
 
         return await self._db.run(read)
 

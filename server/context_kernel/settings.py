@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .locations import UserDirs
+
 # Why 8 KB: about 2,000 tokens — enough for a table or a traceback, small enough that a few calls
 # per turn do not crowd out the agent's reasoning. Everything beyond it is recorded (and indexed),
 # never lost.
@@ -15,7 +17,16 @@ DEFAULT_HARD_CAP = 100 * 1024 * 1024
 DEFAULT_SEARCH_BUDGET = 6 * 1024
 # Output longer than this with an `intent` is indexed and answered with the matching lines.
 INTENT_THRESHOLD = 5 * 1024
+# The whole reply to a call with an intent, and what its header and notes take of it: the point of
+# an intent is a few lines, not a page of lines sharing one word.
+INTENT_REPLY_BUDGET = 4 * 1024
+INTENT_REPLY_OVERHEAD = 700
+# A section sent by ctx_search is only named when asked again; after this long (or a compaction a
+# hook reported) the agent's context may no longer hold it, so it is sent again.
+DEFAULT_RESEND_AFTER_S = 3600.0
 DEFAULT_TIMEOUT_MS = 120_000
+# Warm from the first call: python plus the project's two most recent other languages.
+DEFAULT_PREWARM = 3
 MAX_TIMEOUT_MS = 3_600_000
 
 
@@ -35,6 +46,22 @@ def database_path(home: Path) -> Path:
 
 
 @dataclass(frozen=True)
+class GatewaySettings:
+    """A Jupyter Enterprise Gateway / Kernel Gateway (or any server of `/api/kernels`) that runs every kernel."""
+
+    url: str
+    """Base URL, e.g. http://eg.example:8888 (ws:// or wss:// for the channels follows from it)."""
+    auth_header: tuple[str, str] | None = None
+    """(name, value) sent with every request and the WebSocket upgrade, e.g. ("Authorization", "token …")."""
+    connect_timeout_s: float = 10.0
+    request_timeout_s: float = 60.0
+    """A REST call (interrupt, shutdown, kernelspecs); a kernel start waits `kernel_start_timeout_s` instead."""
+    kernel_env: dict[str, str] = field(default_factory=dict)
+    """Sent with every kernel start (`--gateway-kernel-env`): Enterprise Gateway passes KERNEL_* variables
+    (KERNEL_USERNAME, KERNEL_WORKING_DIR, KERNEL_NAMESPACE, …) and those it allows to the kernel."""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the server needs to know, decided once at start-up."""
 
@@ -44,11 +71,16 @@ class Settings:
     """Working directory of every kernel; ctx_execute_file refuses paths outside it."""
     return_budget: int = DEFAULT_RETURN_BUDGET
     search_budget: int = DEFAULT_SEARCH_BUDGET
+    resend_after_s: float = DEFAULT_RESEND_AFTER_S
+    """CONTEXT_KERNEL_RESEND_AFTER_S: sections sent longer ago than this count as forgotten."""
     hard_output_cap: int = DEFAULT_HARD_CAP
     default_timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = MAX_TIMEOUT_MS
     kernel_idle_cull_s: float = 1800.0
     max_kernels: int = 16
+    prewarm_kernels: int = 0
+    """Kernels started once a client connects, before its first call: python, then the project's most
+    recently used languages. The CLI's default is DEFAULT_PREWARM; 0 (the tests' default) starts none."""
     progress_interval_s: float = 5.0
     kernel_start_timeout_s: float = 60.0
     fetch_strict: bool = False
@@ -62,6 +94,8 @@ class Settings:
     """The user's home directory (global client settings, deny rules); None: do not look there."""
     claude_settings: Path | None = None
     """Claude Code's global settings file (deny rules); None: `~/.claude/settings.json` under user_home."""
+    client_dirs: UserDirs | None = None
+    """The clients' user directories (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME); None: under user_home."""
     base_env: dict[str, str] | None = None
     """The environment kernels inherit, before scrubbing; None means the server's own."""
     retention_days: float = DEFAULT_RETENTION_DAYS
@@ -79,6 +113,8 @@ class Settings:
     """Semantic recall when the `semantic` extra is installed (CONTEXT_KERNEL_SEMANTIC=0: words only)."""
     semantic_model: Path | None = None
     """Another embedding model's directory (sentence-transformers or fastembed layout); None: the default."""
+    gateway: GatewaySettings | None = None
+    """`serve --gateway-url`: every kernel runs on this gateway instead of as a child of the server."""
 
     @property
     def db_path(self) -> Path:

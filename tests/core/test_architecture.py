@@ -163,7 +163,8 @@ STDLIB_ONLY = (
     "context_kernel.lifeline", "context_kernel.file_content", "context_kernel.kernels.supervisor",
     "context_kernel.hooks.hook_cli", "context_kernel.hooks.model", "context_kernel.hooks.routing",
     "context_kernel.hooks.liveness", "context_kernel.hooks.spool", "context_kernel.hooks.nudges",
-    "context_kernel.hooks.extract", "context_kernel.hooks.adapters", "context_kernel.security.deny",
+    "context_kernel.hooks.extract", "context_kernel.hooks.adapters", "context_kernel.hooks.compaction",
+    "context_kernel.security.deny",
     "context_kernel.security.redact",
 )
 

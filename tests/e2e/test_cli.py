@@ -115,3 +115,32 @@ def test_doctor_shows_which_hooks_each_client_has(tmp_path: Path) -> None:
     assert claude.startswith("[OK] hooks claude-code: all 6 active") and "PostToolUseFailure" in claude
     gemini = next(line for line in lines if "gemini" in line)
     assert "not set up" in gemini
+
+
+def test_sessions_lists_only_languages_that_ran_and_cuts_no_column(tmp_path: Path) -> None:
+    from context_kernel.settings import Settings
+    from context_kernel.store.db import open_engine
+    from context_kernel.store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
+
+    settings = Settings(home=tmp_path / "home", project_dir=tmp_path, base_env=dict(os.environ))
+    settings.home.mkdir(parents=True, exist_ok=True)
+    executions = ExecutionRepository(open_engine(settings.db_path))
+    client = "claude-code 2.1.400 (an unusually long client name)"
+    executions.touch_session("a-session-id-longer-than-twenty-characters", client=client, transport="stdio",
+                             project_dir=str(tmp_path))
+    calls = [("python", "python3", ExecutionEnd(status="ok", bytes_produced=100, bytes_returned=100)),
+             ("javascript", "ck-javascript", ExecutionEnd(status="ok")),
+             ("typescript", "ck-typescript", ExecutionEnd(status="ok")),
+             ("cobol", None, ExecutionEnd(status="refused", error_name="InvalidRequest", returned_kind="refused")),
+             ("python", "no-such-kernel", ExecutionEnd(status="error", error_name="KernelUnavailable"))]
+    for language, kernel, end in calls:
+        exec_id = executions.start(ExecutionStart(session_id="a-session-id-longer-than-twenty-characters",
+                                                  tool="ctx_execute", code="1", language=language, kernel_name=kernel))
+        executions.finish(exec_id, end)
+    listed = run_cli(tmp_path, "sessions", timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    header, row = listed.stdout.splitlines()
+    assert "a-session-id-longer-than-twenty-characters" in row and client in row  # was cut at 20 characters
+    assert "javascript,python,typescript" in row  # was cut at 24 characters
+    assert "cobol" not in row  # refused: it never ran (was listed as used)
+    assert header.endswith("not run") and row.split()[-1] == "2"  # the refused and kernel-less calls

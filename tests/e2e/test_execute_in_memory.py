@@ -129,6 +129,7 @@ async def test_execute_file_refuses_a_path_outside_the_project(client: Client, t
     assert "outside the project directory" in text_of(result)
     result = await client.call_tool("ctx_execute_file", {"path": "../outside.txt", "language": "python", "code": "1"})
     assert result.is_error and "outside the project directory" in text_of(result)
+    assert "ctx_execute_file" in text_of(result) and "'../outside.txt'" in text_of(result)
 
 
 async def test_execute_file_refuses_a_symlink_escaping_the_project(client: Client, project: Path,

@@ -43,7 +43,7 @@ async def test_a_python_session_exports_to_one_valid_notebook(client: Client, pr
     first, image, long, error, refused = nb.cells
     assert first.outputs[0].text == "x is 42\n" and first.metadata.context_kernel.status == "ok"
     assert first.metadata.context_kernel.bytes_returned == len("x is 42")
-    assert "image/png" in image.outputs[0].data
+    assert "image/png" in image.outputs[-1].data
     full = "".join(o.get("text", "") for o in long.outputs if o.get("name") == "stdout")
     assert "2999\n" in full and long.metadata.context_kernel.agent_saw == "trimmed"
     assert "cut" in long.metadata.context_kernel.agent_reply
@@ -69,10 +69,33 @@ async def test_a_mixed_session_exports_one_notebook_per_kernel_and_an_index(clie
 
 
 @pytest.mark.kernels
-async def test_export_refuses_a_path_outside_the_project(client: Client) -> None:
+async def test_export_refuses_a_path_outside_the_project_naming_itself_and_the_path_given(client: Client) -> None:
     await client.call_tool("ctx_execute", {"language": "python", "code": "1"})
-    result = await client.call_tool("ctx_export", {"path": "../../elsewhere"})
-    assert result.is_error and "outside the project directory" in text_of(result)
+    result = await client.call_tool("ctx_export", {"path": "../../elsewhere/deeper"})
+    text = text_of(result)
+    assert result.is_error and "outside the project directory" in text
+    # It used to name ctx_execute_file and the parent directory ("../../elsewhere").
+    assert "ctx_export" in text and "'../../elsewhere/deeper'" in text and "ctx_execute_file" not in text
+
+
+@pytest.mark.kernels
+async def test_export_makes_a_new_nested_folder(client: Client, project: Path) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "print('nested')"})
+    result = await client.call_tool("ctx_export", {"path": "reports/2026/run-1"})
+    text = text_of(result)
+    assert not result.is_error, text  # was: "no such directory: reports/2026"
+    path = Path(text.split(" to ", 1)[1].split(";")[0])
+    assert path.parent == project / "reports" / "2026" / "run-1"
+    assert nbformat.read(path, as_version=4).cells[0].outputs[0].text == "nested\n"
+
+
+@pytest.mark.kernels
+async def test_export_into_a_path_that_is_a_file_says_so(client: Client, project: Path) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "1"})
+    (project / "taken").write_text("a file")
+    result = await client.call_tool("ctx_export", {"path": "taken/sub"})
+    text = text_of(result)
+    assert result.is_error and "ctx_export" in text and "'taken/sub'" in text and "not a directory" in text
 
 
 def test_a_cell_left_pending_by_a_killed_server_exports_as_interrupted(settings: Settings, tmp_path: Path) -> None:

@@ -111,3 +111,32 @@ async def test_a_metadata_address_is_refused_naming_the_rule(client: Client) -> 
     result = await client.call_tool("ctx_fetch_and_index", {"url": "http://169.254.169.254/latest/meta-data/"})
     assert result.is_error
     assert "169.254.169.254" in text_of(result) and "link-local" in text_of(result)
+
+
+@pytest.mark.parametrize("path", ["/page1.txt", ""])
+async def test_a_url_without_a_scheme_is_answered_add_http(client: Client, site: str, path: str) -> None:
+    bare = site.removeprefix("http://") + path  # "127.0.0.1:PORT/page1.txt"
+    result = await client.call_tool("ctx_fetch_and_index", {"url": bare})
+    text = text_of(result)
+    assert result.is_error
+    # Was: "refused on purpose, do not retry it" — but http:// in front is all it lacks.
+    assert "do not retry" not in text and "refused on purpose" not in text, text
+    assert "add http://" in text and f"http://{bare}" in text, text
+    for name in ("localhost:8701/x", "docs.example.org/guide"):
+        other = text_of(await client.call_tool("ctx_fetch_and_index", {"url": name}))
+        assert f"http://{name}" in other and "do not retry" not in other, other
+
+
+async def test_a_second_url_under_an_existing_source_label_says_it_replaced_the_first(client: Client,
+                                                                                      site: str) -> None:
+    first = text_of(await client.call_tool("ctx_fetch_and_index", {"url": f"{site}/page1.txt", "source": "docs"}))
+    assert "replaced" not in first
+    second = text_of(await client.call_tool("ctx_fetch_and_index", {"url": f"{site}/page2.txt", "source": "docs"}))
+    # Was silent: the first page was gone from the index and the reply did not say so.
+    assert f'replaced the page previously indexed as "docs" ({site}/page1.txt)' in second, second
+    again = text_of(await client.call_tool("ctx_fetch_and_index", {"url": f"{site}/page2.txt", "source": "docs",
+                                                                   "force": True}))
+    assert "replaced the page previously" not in again  # the same URL refetched is not a replacement
+    batch = text_of(await client.call_tool("ctx_fetch_and_index", {"requests": [
+        {"url": f"{site}/page3.txt", "source": "docs"}]}))
+    assert f"replaced {site}/page2.txt" in batch, batch

@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
@@ -89,3 +90,20 @@ async def test_kernels_start_after_the_project_directory_was_deleted_and_recreat
         is_error, text = await run(client, "python", "print(open('data.txt').read().strip())")
         assert not is_error and text.endswith("new clone")
         assert "project directory was replaced" in text  # the warm kernel was in the old one
+
+
+@pytest.mark.kernels
+async def test_a_print_flood_collapses_in_the_reply_and_the_record_keeps_every_line(client: Client) -> None:
+    result = await client.call_tool("ctx_execute", {"language": "python", "code": (
+        "for _ in range(12346): print('x' * 70)\nprint('y' * 100_000)\nprint('done')")})
+    text = text_of(result)
+    assert not result.is_error
+    # Was 8 KB of xxxx…: the line once, a count, the long run as its start and a count.
+    assert text.startswith("x" * 70 + "\n[… the line above repeated 12,345 more times]\n"), text[:300]
+    assert "yyyy…['y' repeated 100,000 times]\ndone" in text and len(text.encode()) < 600, text
+    assert "[repeats collapsed; the full output is indexed" in text
+    exported = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    [cell] = nbformat.read(Path(exported.split(" to ", 1)[1].split(";")[0]), as_version=4).cells
+    stdout = "".join(o.text for o in cell.outputs if o.get("name") == "stdout" and "[context-kernel" not in o.text)
+    assert stdout == ("x" * 70 + "\n") * 12346 + "y" * 100_000 + "\ndone\n"
+    assert cell.metadata.context_kernel.agent_saw in ("trimmed", "indexed")

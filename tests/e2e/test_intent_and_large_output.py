@@ -79,3 +79,11 @@ async def test_output_over_the_budget_is_indexed_and_searchable(tmp_path: Path, 
 async def test_a_small_output_with_an_intent_is_returned_whole(client: Client) -> None:
     text = await ask(client, "print('short and sweet')", "errors")
     assert text == "short and sweet"
+
+
+async def test_a_vague_intent_over_lines_sharing_its_word_answers_in_4_kb(client: Client) -> None:
+    # Every line holds "request": the old reply was 8 KB of them, the planted slow one not among them.
+    planted = {2400: "2026-11-30 12:40:00 INFO request served in 48213ms (worker 3)"}
+    text = await ask(client, log_program(planted, 3000), "request")
+    assert "2400: 2026-11-30 12:40:00 INFO request served in 48213ms" in text
+    assert len(text.encode()) <= 4096

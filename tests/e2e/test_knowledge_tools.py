@@ -40,7 +40,11 @@ async def test_index_text_and_search_by_source(client: Client) -> None:
 async def test_index_refuses_paths_outside_the_project(client: Client, tmp_path: Path) -> None:
     (tmp_path / "secret.md").write_text("# Secret")
     result = await client.call_tool("ctx_index", {"path": "../secret.md"})
-    assert result.is_error and "outside the project directory" in text_of(result)
+    text = text_of(result)
+    assert result.is_error and "outside the project directory" in text
+    assert "ctx_index" in text and "'../secret.md'" in text and "ctx_execute_file" not in text
+    missing = text_of(await client.call_tool("ctx_index", {"path": "docs/none"}))
+    assert "ctx_index" in missing and "no such file or directory: docs/none" in missing
 
 
 async def test_index_needs_exactly_one_of_content_or_path(client: Client) -> None:
@@ -111,3 +115,21 @@ async def test_an_empty_or_oversized_batch_is_refused_saying_what_to_pass(client
     bad = await client.call_tool("ctx_batch_execute", {"commands": [{"label": "a", "command": "true"}],
                                                        "concurrency": 9})
     assert bad.is_error and "concurrency" in text_of(bad)
+
+
+@pytest.mark.kernels
+async def test_a_batch_of_alike_outputs_answers_without_filler_and_with_rare_terms(client: Client) -> None:
+    # A dozen package queries that print the same line (what `Rscript -e 'packageDescription(...)'`
+    # prints for packages without metadata), and one whose output holds the news.
+    commands = [{"label": f"pkg{i}", "command": "echo 'package: none (no description available)'"}
+                for i in range(12)]
+    commands.append({"label": "special", "command": "echo 'package: zirconium 2.1 (no description available)'; "
+                     "echo 'zirconium needs libzr >= 3'"})
+    result = await client.call_tool("ctx_batch_execute", {"commands": commands, "queries": ["package description"]})
+    text = text_of(result)
+    assert not result.is_error, text
+    assert len(text.encode()) < 3000, text
+    assert text.count("package: none (no description available)") <= 1
+    terms = text.split("Distinctive terms for follow-up ctx_search: ", 1)[1].split(", ")
+    assert "zirconium" in terms
+    assert not {"description", "available", "none", "package"} & set(terms)

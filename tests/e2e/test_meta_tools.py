@@ -109,7 +109,7 @@ async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client
     reply = await client.call_tool("ctx_insight", {})
     assert not reply.is_error
     page = Path(text_of(reply).split("Wrote ", 1)[1].split(" (", 1)[0])
-    assert " (1 sessions)" in text_of(reply)
+    assert " (1 session)" in text_of(reply)
     doc = await anyio.Path(page).read_text()
     HTMLParser().feed(doc)  # well-formed enough to parse
     links = [line for line in doc.split('href="')[1:]]

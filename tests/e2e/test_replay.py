@@ -143,3 +143,107 @@ async def test_a_cd_in_a_batch_command_does_not_leak_into_later_shell_cells_on_r
     # In the session the batch ran in its own shell; on replay it must not move the next cell.
     assert report.ok, report.render()
     assert [c.status for c in report.cells] == ["match", "match"]
+
+
+@pytest.mark.kernels
+async def test_a_call_to_an_unknown_kernel_stays_a_note_and_every_other_notebook_replays(client: Client,
+                                                                                         project: Path) -> None:
+    await client.call_tool("ctx_execute", {"language": "python", "code": "print('py one')"})
+    refused = await client.call_tool("ctx_execute", {"language": "python", "kernel": "no-such-kernel", "code": "1"})
+    assert refused.is_error and "no-such-kernel" in text_of(refused)
+    await client.call_tool("ctx_execute", {"language": "shell", "code": "echo sh one"})
+    text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    index_path = Path(text.split(" to ", 1)[1].split(";")[0])
+    # The call never reached a kernel: a note in the index, not a notebook of its own (which no
+    # machine can replay, so the whole index could not be replayed).
+    assert sorted(p.name for p in index_path.parent.iterdir()) == sorted(
+        [index_path.name, index_path.stem + "-python3.ipynb", index_path.stem + "-ck-bash.ipynb"])
+    index = nbformat.read(index_path, as_version=4)
+    note = index.cells[2]
+    assert note.cell_type == "markdown" and note.source.startswith("**Step 2**")
+    assert "not run" in note.source and "no-such-kernel" in note.source
+
+    report = replay(index_path, timeout_s=60, cwd=project)
+    assert report.ok, report.render()
+    assert [(c.notebook.rsplit("-", 1)[-1], c.status) for c in report.cells] == [
+        ("python3.ipynb", "match"), ("bash.ipynb", "match")]
+    rendered = report.render()
+    assert f"{index_path.stem}-python3.ipynb: 1 of 1 cells match" in rendered
+    assert f"{index_path.stem}-ck-bash.ipynb: 1 of 1 cells match" in rendered
+
+
+@pytest.mark.kernels
+def test_an_index_whose_notebook_needs_a_missing_kernel_still_replays_the_others(tmp_path: Path) -> None:
+    good = v4.new_notebook()
+    good.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    good.cells = [v4.new_code_cell("print('here')", outputs=[v4.new_output("stream", name="stdout", text="here\n")])]
+    alien = v4.new_notebook()
+    alien.metadata["kernelspec"] = {"name": "no-such-kernel", "display_name": "Nope", "language": "nope"}
+    alien.cells = [v4.new_code_cell("1")]
+    index = v4.new_notebook()
+    index.metadata["context_kernel"] = {"notebooks": ["s-alien.ipynb", "s-gone.ipynb", "s-python3.ipynb"]}
+    for name, nb in [("s-alien.ipynb", alien), ("s-python3.ipynb", good), ("s.ipynb", index)]:
+        nbformat.write(nb, tmp_path / name)
+    out = subprocess.run([sys.executable, "-m", "context_kernel", "replay", str(tmp_path / "s.ipynb")],
+                         capture_output=True, text=True, timeout=120, check=False,
+                         env={**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home")})
+    # Was: exit 2 and no result for the notebook that did run.
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "s-python3.ipynb cell 1: match" in out.stdout
+    assert "s-python3.ipynb: 1 of 1 cells match" in out.stdout
+    assert "s-alien.ipynb: not replayed — s-alien.ipynb needs the kernel 'no-such-kernel'" in out.stdout
+    assert "s-gone.ipynb: not replayed — it is not next to the index" in out.stdout
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.kernels
+async def test_a_batch_command_stopped_by_the_batch_budget_says_so_and_replays_under_it(client: Client,
+                                                                                        project: Path) -> None:
+    reply = text_of(await client.call_tool("ctx_batch_execute", {"timeout": 4000, "commands": [
+        {"label": "quick", "command": "echo quick"}, {"label": "slow", "command": "echo begun; sleep 30"}]}))
+    assert "slow: timeout" in reply, reply
+    text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
+    slow = nb.cells[1].metadata.context_kernel
+    # What was left of the 4 s budget when the command began is its limit, not the 600 s default.
+    assert slow.status == "timeout" and 0 < slow.timeout_ms <= 4000, slow
+    stderr = "".join(o.get("text", "") for o in nb.cells[1].outputs if o.get("name") == "stderr")
+    assert "stopped by the batch's 4 s time budget" in stderr, stderr
+    report = replay(Path(text.split(" to ", 1)[1].split(";")[0]), timeout_s=60, cwd=project)
+    assert [c.status for c in report.cells] == ["match", "match"], report.render()
+    assert "600" not in report.render() and "timed out again" in report.cells[1].note
+
+
+HISTOGRAM = (
+    "import matplotlib\n"
+    "matplotlib.use('Agg')\n"
+    "import matplotlib.pyplot as plt\n"
+    "values = [float(v) for v in open('values.txt').read().split()]\n"
+    "fig, ax = plt.subplots(figsize=(4, 3), dpi=60)\n"
+    "ax.hist(values, bins=10)\n"
+    "import io\n"
+    "from IPython.display import Image, display\n"
+    "png = io.BytesIO()\n"
+    "fig.savefig(png, format='png')\n"
+    "plt.close(fig)\n"
+    "display(Image(data=png.getvalue()))\n"
+)
+
+
+@pytest.mark.kernels
+async def test_a_plot_of_unchanged_data_matches_and_a_plot_of_changed_data_diverges(client: Client,
+                                                                                     project: Path) -> None:
+    (project / "values.txt").write_text(" ".join(str((i * 37) % 100) for i in range(500)))
+    result = await client.call_tool("ctx_execute", {"language": "python", "code": HISTOGRAM})
+    assert not result.is_error and "image/png" in text_of(result), text_of(result)
+    text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    notebook = Path(text.split(" to ", 1)[1].split(";")[0])
+    for _ in range(2):  # the same figure, drawn again in a new kernel each time
+        report = replay(notebook, timeout_s=60, cwd=project)
+        assert [c.status for c in report.cells] == ["match"], report.render()
+
+    # The same number of values, a few moved to another bin: the text outputs are identical.
+    (project / "values.txt").write_text(" ".join(str((i * 37) % 100 if i >= 10 else 99) for i in range(500)))
+    report = replay(notebook, timeout_s=60, cwd=project)
+    assert [c.status for c in report.cells] == ["differ"], report.render()  # was: match (MIME type only)
+    assert "image 1 (image/png):" in report.cells[0].diff and "pixels changed" in report.cells[0].diff

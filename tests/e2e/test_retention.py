@@ -83,7 +83,7 @@ async def test_a_server_start_prunes_old_sessions_and_logs_and_keeps_recent_sess
         exported = await new.call_tool("ctx_export", {})
         found = await new.call_tool("ctx_search", {"queries": ["quokka notes"]})
         old_output = await new.call_tool("ctx_search", {"queries": ["old line"], "source": "exec-"})
-    assert "Exported 1 executions" in text_of(exported), text_of(exported)
+    assert "Exported 1 execution" in text_of(exported), text_of(exported)
     assert "quokka" in text_of(found)
     assert "(no results)" in text_of(old_output)
     with sqlite3.connect(db_path) as db:

@@ -21,14 +21,14 @@ DOC = ("# Routine vacuuming\n\nAn UPDATE or DELETE of a row does not immediately
 async def test_ctx_index_says_semantic_search_will_cover_the_source(tmp_path: Path, project: Path) -> None:
     async with Client(create_server(make_settings(tmp_path, project, semantic=True))) as client:
         reply = text_of(await client.call_tool("ctx_index", {"content": DOC, "source": "vacuum"}))
-        assert reply.startswith('Indexed 1 sections (0 with code) as "vacuum".\nSemantic search covers it')
+        assert reply.startswith('Indexed 1 section (0 with code) as "vacuum".\nSemantic search covers it')
         found = text_of(await client.call_tool("ctx_search", {"queries": ["old version of the row"]}))
         assert "source: vacuum" in found
 
 
 async def test_ctx_index_says_nothing_of_semantic_search_when_it_is_off(client: Client) -> None:
     reply = text_of(await client.call_tool("ctx_index", {"content": DOC, "source": "vacuum"}))
-    assert reply == 'Indexed 1 sections (0 with code) as "vacuum".'
+    assert reply == 'Indexed 1 section (0 with code) as "vacuum".'
 
 
 async def test_once_embedded_the_reply_says_semantic_search_covers_it_now(tmp_path: Path, project: Path) -> None:

@@ -149,7 +149,7 @@ def test_doctor_reports_the_size_of_a_healthy_database_and_of_the_logs(tmp_path:
     done = doctor(home)
     lines = {line.split(":", 1)[0]: line for line in done.stdout.splitlines()}
     assert "quick_check ok" in lines["[OK] database"] and " MB" in lines["[OK] database"]
-    assert "1 kernel logs" in lines["[OK] logs"]
+    assert "1 kernel log;" in lines["[OK] logs"]
 
 
 def test_a_server_on_a_read_only_data_dir_says_so_in_one_line_and_exits_2(tmp_path: Path, project: Path) -> None:

@@ -46,3 +46,15 @@ def test_the_console_script_answers_pre_and_post_tool_use_without_the_server_sta
         assert {"context_kernel.hooks.hook_cli", used} <= names, event
         assert heavy(names) == [], event
     assert hooks.log_lines() == []
+
+
+def test_with_the_pattern_cache_filled_a_recording_hook_imports_neither_detect_secrets_nor_requests(
+        hooks: Hooks) -> None:
+    payload = hooks.payload("claude-code", "UserPromptSubmit")
+    first = hooks.run("claude-code", "UserPromptSubmit", payload, PYTHONPROFILEIMPORTTIME="1")
+    assert first.returncode == 0, first.stderr
+    assert "detect_secrets" in imported(first.stderr)  # the first call reads the plugins into the cache
+    again = hooks.run("claude-code", "UserPromptSubmit", payload, PYTHONPROFILEIMPORTTIME="1")
+    names = imported(again.stderr)
+    assert "context_kernel.security.secret_shapes" in names
+    assert sorted(n for n in names if n.split(".")[0] in ("detect_secrets", "requests", "urllib3")) == []

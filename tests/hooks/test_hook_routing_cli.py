@@ -330,3 +330,14 @@ def test_vs_code_running_the_claude_code_hooks_is_understood(hooks: Hooks) -> No
         run = hooks.run("claude-code", "PreToolUse", hooks.payload("copilot", "PreToolUse-fetch_webpage"))
     url = "https://code.visualstudio.com/docs/agents/reference/hooks-reference"
     assert run.answer == claude_deny(WEBFETCH.format(url=url, host="code.visualstudio.com"))
+
+
+def test_deny_rules_in_the_settings_of_a_moved_claude_config_dir_apply(hooks: Hooks, tmp_path: Path) -> None:
+    moved = tmp_path / "claude-work"  # CLAUDE_CONFIG_DIR replaces ~/.claude, settings.json included
+    moved.mkdir()
+    (moved / "settings.json").write_text('{"permissions": {"deny": ["Bash(git push:*)"]}}')
+    payload = hooks.payload("claude-code", "PreToolUse-Bash", command="git push origin main")
+    moved_answer = hooks.run("claude-code", "PreToolUse", payload, CLAUDE_CONFIG_DIR=str(moved)).answer
+    assert moved_answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "git push" in moved_answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert hooks.run("claude-code", "PreToolUse", payload).answer is None  # ~/.claude has no such rule

@@ -210,7 +210,8 @@ async def test_a_missing_runtime_names_the_debian_package_to_install(start_kerne
     ruby = await start_kernel("ck-ruby", env=env, **OPTIONS)
     cell = await ruby.run("puts 1")
     assert cell.reply["ename"] == "RuntimeNotFound"
-    assert cell.reply["evalue"] == "ruby is not installed: apt-get install ruby"
+    assert cell.reply["evalue"] == ("ruby is not installed: apt-get install ruby "
+                                    "(or, as root, context-kernel kernels install)")
 
 
 @pytest.fixture

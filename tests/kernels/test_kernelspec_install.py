@@ -17,7 +17,7 @@ from tests import foreign_venv
 from tests.conftest import make_settings
 
 from context_kernel.doctor import check_kernelspecs, check_language
-from context_kernel.kernels.install import install_kernelspecs, shipped_kernelspecs
+from context_kernel.kernels.install import install_kernelspecs, irkernel_available, shipped_kernelspecs
 from context_kernel.kernels.languages import LANGUAGES
 
 pytestmark = pytest.mark.anyio
@@ -55,17 +55,23 @@ def test_reinstalling_kernelspecs_over_themselves_is_safe_and_changes_nothing_mo
 
 
 def test_the_install_command_says_where_it_wrote_and_that_jupyter_must_be_told(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "context_kernel", "kernels", "install", "--prefix", str(tmp_path)],
+    out = subprocess.run([sys.executable, "-m", "context_kernel", "kernels", "install", "--no-runtimes",
+                          "--prefix", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    count = len(OURS) + (1 if irkernel_available() else 0)  # R's kernels/ir once IRkernel is there
+    assert f"installed {count} kernelspecs in {tmp_path / 'share' / 'jupyter' / 'kernels'}" in out.stdout
+    assert f"JUPYTER_PATH={tmp_path / 'share' / 'jupyter'}" in out.stderr
+    if irkernel_available():
+        assert (tmp_path / "share" / "jupyter" / "kernels" / "ir" / "launch.R").is_file()
+
+
+def test_without_a_place_the_install_command_uses_this_virtual_environment() -> None:
+    assert sys.prefix != sys.base_prefix, "the tests run in the project's venv"
+    out = subprocess.run([sys.executable, "-m", "context_kernel", "kernels", "install", "--no-runtimes"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert f"installed {len(OURS)} kernelspecs in {tmp_path / 'share' / 'jupyter' / 'kernels'}" in out.stdout
-    assert f"JUPYTER_PATH={tmp_path / 'share' / 'jupyter'}" in out.stderr
-
-
-def test_the_install_command_asks_where_rather_than_guessing(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "context_kernel", "kernels", "install"], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 2 and "one of the arguments --user --sys-prefix --prefix is required" in out.stderr
+    assert f"kernelspecs in {Path(sys.prefix) / 'share' / 'jupyter' / 'kernels'}, each started by " \
+           f"{sys.executable}" in out.stdout
 
 
 async def test_doctor_fails_a_kernelspec_whose_python_cannot_import_context_kernel_and_names_the_fix(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,23 +11,11 @@ from hypothesis import strategies as st
 
 from context_kernel.knowledge.search import search
 from context_kernel.knowledge.service import KnowledgeService
+from context_kernel.knowledge.snippets import Matcher, snippet
 from context_kernel.store.db import Database
 from context_kernel.store.knowledge import KnowledgeRepository
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def kb(tmp_path: Path) -> AsyncIterator[KnowledgeService]:
-    db = Database.open(tmp_path / "kb.sqlite3")
-    (tmp_path / "project").mkdir(exist_ok=True)
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
-                               search_budget=6144)
-    service.db = db  # type: ignore[attr-defined]
-    try:
-        yield service
-    finally:
-        db.close()
 
 
 async def titles(kb: KnowledgeService, query: str, **kw: object) -> list[str]:
@@ -73,7 +60,11 @@ async def test_snippets_are_windows_around_stemmed_matches(kb: KnowledgeService)
     await kb.index_text(label="log", name="log.md", text=text)
     reply = await kb.search(["run migration"], session_id="s")
     assert "were running migrations" in reply.text
-    assert reply.text.count("Nothing to see") < 20
+    # A lone hit may fill the reply's budget; cut to a share smaller than the chunk, it keeps the match.
+    chunks = await kb.db.run(lambda: KnowledgeRepository(kb.db.engine).source_chunks("log"))  # type: ignore[attr-defined]
+    chunk = next(c for c in chunks if "migrations" in c.content)
+    cut = snippet(chunk.content, Matcher(["run", "migration"]), limit=1500)
+    assert "were running migrations" in cut and cut.count("Nothing to see") < 20
 
 
 async def test_reindexing_a_label_replaces_its_chunks(kb: KnowledgeService) -> None:
@@ -106,8 +97,10 @@ async def test_a_chunk_is_sent_once_per_session_then_only_named(kb: KnowledgeSer
 async def test_the_reply_stays_within_the_byte_budget(kb: KnowledgeService) -> None:
     for i in range(20):
         await kb.index_text(label=f"doc{i}", name=f"d{i}.md", text=f"# Part {i}\n" + "budget words here. " * 150)
-    reply = await kb.search(["budget words"], session_id="s", limit=10)
+    reply = await kb.search(["budget words"], session_id="s", limit=20)
     assert reply.sent_bytes <= 6144 + 200
+    # Twenty hits cannot each get a useful share: the lower-ranked ones are left out, and it says so.
+    assert 5 <= reply.text.count("### Part") < 20
     assert "left out to stay within" in reply.text
 
 
@@ -136,3 +129,16 @@ def test_any_query_string_searches_without_raising(tmp_path_factory: pytest.Temp
         search(repo, query)
     finally:
         db.close()
+
+
+async def test_the_source_name_counts_as_the_documents_title(kb: KnowledgeService) -> None:
+    # Reference pages title their sections `Parameters`, `Notes`...: the page's name is in the label.
+    await kb.index_text(label="docs/sql-cluster.md", name="sql-cluster.md",
+                        text="## Parameters\nFULL vacuum first, full.\n")
+    await kb.index_text(label="docs/sql-vacuum.md", name="sql-vacuum.md",
+                        text="## Parameters\nFULL selects a full vacuum, which reclaims more space on disk.\n")
+    hits = await titles(kb, "vacuum full")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "vacuum full"))
+    assert hits == ["Parameters", "Parameters"]
+    assert result.hits[0].chunk.label == "docs/sql-vacuum.md"

@@ -10,6 +10,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import lxml.html
 import pytest
 
 from context_kernel.web.convert import (
@@ -18,6 +19,7 @@ from context_kernel.web.convert import (
     decode_body,
 )
 from context_kernel.web.errors import UnsupportedContent
+from context_kernel.web.outcomes import preview
 
 PAGES = Path(__file__).parent / "pages"
 URL = "https://docs.example.com/guide/page.html"
@@ -409,3 +411,48 @@ def test_octet_stream_that_is_plain_utf8_text_is_indexed() -> None:
     got = convert("notes: café\n".encode(), "application/octet-stream", URL)
 
     assert (got.kind, got.text) == ("text", "notes: café\n")
+
+
+def test_a_docbook_manual_page_keeps_its_text_and_drops_its_navigation_tables_and_toc() -> None:
+    # Valgrind's, PostgreSQL's and Debian's manuals: navigation tables above and below, a table of
+    # contents under the title, code blocks readability drops (so the whole-page path is taken).
+    got = convert(page("docbook-manual.html"), "text/html", URL)
+    text = got.text
+    assert text.startswith("# 4. Memcheck: a memory error detector\n\nTo use this tool"), text[:400]
+    assert "Valgrind User Manual" not in text and "Table of Contents" not in text
+    assert text.count("Section 3 of the memory checker") == 1  # the heading, not its TOC entry too
+    assert all(f"./prog{i}" in text for i in range(1, 6)) and "--leak-check=full" in text
+    assert preview(text).startswith("# 4. Memcheck: a memory error detector\n\nTo use this tool")
+
+
+def test_a_node_api_page_keeps_its_api_and_drops_the_side_column_version_picker_and_toc() -> None:
+    got = convert(page("node-api.html"), "text/html", URL)
+    text = got.text
+    assert "Module number" not in text and "About this documentation" not in text  # the side column
+    assert "18.x" not in text and "Other versions" not in text  # the version picker
+    assert text.count("fs.function7(path[, options], callback)") == 1  # its heading, not a TOC line too
+    assert all(f"function{i}('/tmp/file{i}'" in text for i in range(12))
+    assert "```js\nimport { function0 } from 'node:fs';" in text
+    opening = preview(text)
+    assert "The `node:fs` module enables interacting with the file system" in opening[:600], opening[:600]
+
+
+def test_a_page_that_is_a_list_of_links_keeps_them() -> None:
+    links = "".join(f'<li><a href="/api/m{i}.html">Module {i}</a></li>' for i in range(40))
+    html = f"<html><head><title>Index</title></head><body><h1>API index</h1><div class='toc'><ul>{links}</ul></div>" \
+           "<p>Pick a module.</p></body></html>"
+    got = convert(html.encode(), "text/html", "https://example.com/")
+    assert "- [Module 39](https://example.com/api/m39.html)" in got.text  # the page is its links
+
+
+def test_a_summary_that_lost_a_few_of_the_page_s_tables_is_not_the_page() -> None:
+    # Readability drops a few of a manual's admonition and data tables (Debian's reference: 14 of
+    # 84 in one chapter, a sixth of its words); keeping half of them was accepted, losing those.
+    from context_kernel.web.html import _keeps_enough
+
+    tables = [f"<table><tr><td>Note {i}: a fact the reader needs, said once.</td></tr></table>" for i in range(10)]
+    prose = "<p>" + "Words of the chapter that readability keeps as its content. " * 40 + "</p>"
+    body = lxml.html.fromstring(f"<div>{prose}{''.join(tables)}</div>")
+    summary = lxml.html.fromstring(f"<div>{prose}{''.join(tables[:8])}</div>")
+    assert not _keeps_enough(summary, body)
+    assert _keeps_enough(lxml.html.fromstring(f"<div>{prose}{''.join(tables)}</div>"), body)

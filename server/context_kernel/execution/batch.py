@@ -17,7 +17,7 @@ from typing import Literal
 import anyio
 
 from ..batches import check_batch
-from ..kernels.backend import JupyterKernel
+from ..kernels.backend import Kernel
 from ..kernels.languages import SHELL_KERNEL
 from ..kernels.pool import KernelPool
 from ..knowledge.chunking.plain import chunk_text
@@ -25,6 +25,7 @@ from ..knowledge.model import Chunk
 from ..knowledge.service import KnowledgeService
 from ..knowledge.terms import is_distinctive, stem, words
 from ..metering import count
+from ..wording import counted
 from .requests import Command, ExecuteRequest, SessionRef
 from .service import ExecutionService
 
@@ -58,58 +59,57 @@ class BatchService:
         results = [CommandResult(c) for c in commands]
         started = time.monotonic()
         if concurrency == 1:
-            await self._serial(results, session, started + timeout / 1000)
+            await self._serial(results, session, started + timeout / 1000,
+                               f"the batch's {timeout / 1000:g} s time budget")
         else:
-            await self._parallel(results, session, concurrency, timeout / 1000)
+            await self._parallel(results, session, concurrency, timeout / 1000,
+                                 f"the batch's {timeout / 1000:g} s timeout per command")
         label = f"batch-{next((r.execution_id for r in results if r.execution_id), 0)}"
         document = "\n".join(f"# {r.command.label}\n{r.output}" for r in results)
         count(bytes_in=sum(len(r.output.encode()) for r in results))
         chunks = _chunks(results)
         row = await self._knowledge.index_chunks(label=label, chunks=chunks, text=document, kind="batch",
-                                                 session_id=session.id, origin="ctx_batch_execute")
-        lines = [f"Ran {len(results)} commands (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
-                 f'output indexed as source "{label}" ({row.chunk_count} sections):']
-        for i, r in enumerate(results, 1):
-            size = len(r.output.encode())
-            info = f"{r.output.count(chr(10))} lines, {size / 1024:.1f} KB" if r.status != "skipped" else \
-                "not run: the batch's time budget was spent"
-            err = f" — {r.error}" if r.error else ""
-            lines.append(f"  {i}. {r.command.label}: {r.status}, {info}{err}")
+                                                 session_id=session.id, origin="ctx_batch_execute", redact=True)
+        ran = counted(len(results), "command")
+        lines = [f"Ran {ran} (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
+                 f'output indexed as source "{label}" ({counted(row.chunk_count, "section")}):']
+        lines += _inventory_rows(results)
         if any(q.strip() for q in queries):
             reply = await self._knowledge.search(queries, session_id=session.id,
                                                  source=label if query_scope == "batch" else None)
             lines += ["", reply.text]
-        terms = await self._distinctive(document)
+        terms = await self._distinctive([c.content for c in chunks])
         if terms:
             lines += ["", "Distinctive terms for follow-up ctx_search: " + ", ".join(terms)]
         return "\n".join(lines)
 
-    async def _serial(self, results: list[CommandResult], session: SessionRef, deadline: float) -> None:
+    async def _serial(self, results: list[CommandResult], session: SessionRef, deadline: float, limit: str) -> None:
         async with self._pool.throwaway(SHELL_KERNEL) as kernel:
             for r in results:
                 if time.monotonic() >= deadline:
                     break  # the rest stay "skipped"
-                await self._one(kernel, r, session, deadline)
+                await self._one(kernel, r, session, deadline, limit)
 
     async def _parallel(self, results: list[CommandResult], session: SessionRef, concurrency: int,
-                        per_command_s: float) -> None:
+                        per_command_s: float, limit: str) -> None:
         queue = list(results)
 
         async def worker() -> None:
             async with self._pool.throwaway(SHELL_KERNEL) as kernel:
                 while queue:
                     r = queue.pop(0)
-                    await self._one(kernel, r, session, time.monotonic() + per_command_s)
+                    await self._one(kernel, r, session, time.monotonic() + per_command_s, limit)
 
         async with anyio.create_task_group() as tg:
             for _ in range(min(concurrency, len(results))):
                 tg.start_soon(worker)
 
-    async def _one(self, kernel: JupyterKernel, r: CommandResult, session: SessionRef, deadline: float) -> None:
+    async def _one(self, kernel: Kernel, r: CommandResult, session: SessionRef, deadline: float,
+                   limit: str) -> None:
         began = time.monotonic()
         req = ExecuteRequest(code=r.command.command, language="shell", tool="ctx_batch_execute")
         exec_id, outcome, collector = await self._execution.run_recorded(
-            kernel, req, session, deadline, r.command.label)
+            kernel, req, session, deadline, r.command.label, limit)
         r.execution_id = exec_id
         r.output = await self._execution.recorded_output(exec_id)
         stderr = collector.stderr_text.strip()
@@ -125,13 +125,72 @@ class BatchService:
                 r.error += " — " + stderr.splitlines()[-1][:200]
         r.seconds = time.monotonic() - began
 
-    async def _distinctive(self, text: str, count: int = 12) -> list[str]:
-        tf = Counter(w for w in words(text[:4_000_000]) if is_distinctive(w))
-        common = [w for w, _ in tf.most_common(200)]
-        df = await self._knowledge.stem_frequencies([stem(w) for w in common])
-        # Frequent here, rare in the rest of the index: the words worth a follow-up search.
-        scored = sorted(common, key=lambda w: -tf[w] / math.log(2 + df.get(stem(w), 0)))
+    async def _distinctive(self, sections: list[str], count: int = 12) -> list[str]:
+        """Words worth a follow-up search: rare across the batch's sections and the rest of the index.
+
+        Term frequency picked the filler (`description, available, none, package` from a dozen
+        outputs saying "(no description available)"): a word in every section says nothing about
+        any of them. So a word scores by how concentrated it is (inverse section frequency within
+        the batch), a little by how often it occurs there, and less the more other sources hold it.
+        """
+        tf: Counter[str] = Counter()
+        sf: Counter[str] = Counter()
+        budget = 4_000_000
+        for text in sections:
+            found = [w for w in words(text[:budget]) if is_distinctive(w)]
+            budget -= len(text)
+            tf.update(found)
+            sf.update(set(found))
+            if budget <= 0:
+                break
+        n = len(sections)
+        # A word in more than a quarter of the sections names none of them.
+        local = {w: math.log(1 + tf[w]) * math.log(1 + n / sf[w]) for w in tf if sf[w] <= max(1, n // 4)}
+        candidates = sorted(local, key=lambda w: -local[w])[:300]
+        df = await self._knowledge.stem_frequencies([stem(w) for w in candidates])
+        # df counts this batch's own sections too: what is left is how common the word is elsewhere.
+        scored = sorted(candidates, key=lambda w: -local[w] / math.log(2 + max(0, df.get(stem(w), 0) - sf[w])))
         return scored[:count]
+
+
+def _inventory_rows(results: list[CommandResult]) -> list[str]:
+    """One row per command; a run of commands repeating an earlier output is one row (a dozen
+    identical rows told the agent nothing twelve times)."""
+    first_with: dict[str, int] = {}
+    same: list[int | None] = []
+    for i, r in enumerate(results, 1):
+        same.append(first_with.get(r.output) if r.output.strip() else None)
+        if r.output.strip():
+            first_with.setdefault(r.output, i)
+    rows = []
+    i = 0
+    while i < len(results):
+        r = results[i]
+        j = i
+        while (j + 1 < len(results) and same[i] is not None and same[j + 1] == same[i]
+               and results[j + 1].status == r.status):
+            j += 1
+        if j - i >= 2:
+            labels = [x.command.label for x in results[i:j + 1]]
+            shown = ", ".join(labels[:4]) + (", …" if len(labels) > 4 else "")
+            rows.append(f"  {i + 1}–{j + 1}. {shown} ({len(labels)} commands): {r.status}, same output as {same[i]}")
+        else:
+            j = i
+            rows.append(f"  {i + 1}. {r.command.label}: {r.status}, {_inventory(r, same[i])}")
+        i = j + 1
+    return rows
+
+
+def _inventory(r: CommandResult, same_as: int | None) -> str:
+    """One command's row after its label and status: size, or that it repeats an earlier output."""
+    if r.status == "skipped":
+        return "not run: the batch's time budget was spent"
+    n = r.output.count("\n")
+    size = len(r.output.encode())
+    info = f"{n} line{'s' if n != 1 else ''}, " + (f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB")
+    if same_as is not None:
+        info += f", same output as {same_as}"
+    return info + (f" — {r.error}" if r.error else "")
 
 
 def _chunks(results: list[CommandResult]) -> list[Chunk]:

@@ -38,6 +38,8 @@ class ExecuteReply:
     execution_id: int | None = None
     bytes_produced: int = 0
     bytes_returned: int = 0
+    whole: bool = False
+    """the reply carried the whole output (nothing kept out)"""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from ..errors import KernelRestartFailed
-from ..kernels.backend import JupyterKernel
+from ..kernels.backend import Kernel
 from .collector import OutputCollector
 from .requests import CellStatus
 
@@ -50,7 +50,7 @@ class CellRun:
 
     def __init__(
         self,
-        kernel: JupyterKernel,
+        kernel: Kernel,
         collector: OutputCollector,
         flush: Flush,
         progress: Progress | None = None,

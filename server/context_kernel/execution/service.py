@@ -18,7 +18,7 @@ import anyio
 
 from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
 from ..file_content import preamble
-from ..kernels.backend import JupyterKernel
+from ..kernels.backend import Kernel
 from ..kernels.languages import SHELL_KERNEL, Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
 from ..kernels.python_env import ProjectPython
@@ -27,12 +27,14 @@ from ..knowledge.service import KnowledgeService
 from ..metering import count
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
-from ..settings import INTENT_THRESHOLD
+from ..settings import INTENT_REPLY_BUDGET, INTENT_REPLY_OVERHEAD, INTENT_THRESHOLD
 from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
+from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
+from .remote_files import content_preamble, read_for_remote
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
@@ -85,7 +87,7 @@ class ExecutionService:
         """ctx_execute / ctx_execute_file. Code that fails in the kernel is a reply (`is_error`); a call
         refused before it runs, or a kernel that cannot be had, is recorded and then raised."""
         reply = await self._execute(req, session, progress)
-        count(bytes_in=reply.bytes_produced)
+        count(bytes_in=reply.bytes_produced, shown_whole=reply.whole)
         return reply
 
     async def _execute(self, req: ExecuteRequest, session: SessionRef, progress: Progress | None) -> ExecuteReply:
@@ -101,7 +103,7 @@ class ExecutionService:
                     self.guard.check_path(req.path)
                 self.guard.check_code(language.name if language else (req.language or ""), req.code)
             if req.path is not None:
-                file_path = resolve_in_project(self._project_dir, req.path)
+                file_path = resolve_in_project(self._project_dir, req.path, tool=req.tool)
                 digest = await anyio.to_thread.run_sync(file_hash, file_path)
         except ContextKernelError as exc:
             await self._refuse(req, session, exc)
@@ -115,6 +117,7 @@ class ExecutionService:
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         stack = AsyncExitStack()
+        run: CellRun | None = None
         try:
             kernel = await self._kernel(stack, req, session, kernel_name)
             stopped = None if req.fresh or req.background else self._pool.take_notice(session.id, kernel_name)
@@ -123,7 +126,9 @@ class ExecutionService:
             if file_path is not None:
                 await self._define_file_vars(kernel, language, file_path, deadline)
             run = CellRun(kernel, collector, record.add_outputs, progress, self._limits.progress_interval_s)
-            metadata = {"context_kernel": {"file_path": str(file_path)}} if file_path else None
+            # Our kernels read the file named in the metadata; a remote kernel got its content instead.
+            metadata = ({"context_kernel": {"file_path": str(file_path)}}
+                        if file_path and kernel.sees_server_files else None)
             run.send(req.code, metadata)
             if await run.wait(deadline):
                 outcome = await run.outcome()
@@ -143,14 +148,39 @@ class ExecutionService:
             ))
             raise
         except BaseException:
-            await stack.aclose()
-            # Cancelled (client went away) or a bug: the record must not stay `pending` forever.
+            # Cancelled (the client went away — on the 2026-07-28 protocol closing the response
+            # stream is how a client cancels — or the server is stopping) or a bug. A cell left
+            # running would hold the kernel and delay the session's next call, its output
+            # unrecorded: interrupt it (bounded), keep what it printed, never leave it `pending`.
             with _shielded():
-                await record.finish(ExecutionEnd(status="interrupted"))
+                if run is not None and not run.finished:
+                    with anyio.move_on_after(2 * self._limits.restart_timeout_s):
+                        await run.stop_after_timeout(self._limits.restart_timeout_s)
+                    await run.flush()
+                await stack.aclose()
+                await record.finish(ExecutionEnd(
+                    status="interrupted", bytes_produced=collector.bytes_produced,
+                    note="cancelled while it ran (the client went away or the server stopped)"))
             raise
         await stack.aclose()
         return await self._complete(record, req, session, language, collector, outcome, clamp_note, kernel,
                                     stopped)
+
+    async def prewarm(self, count: int) -> list[str]:
+        """Start, before any call asks, the python kernel and the languages this project used most
+        recently (`count` kernels in all, within the pool's room); returns the kernel names started."""
+        if count <= 0:
+            return []
+        recent = await self._db.run(self._executions.recent_languages, str(self._project_dir), count)
+        names: list[str] = []
+        for language in ["python", *recent]:
+            try:
+                lang = resolve_language(language)
+            except ContextKernelError:
+                continue  # a language of an older version, or a kernelspec's own name
+            python = lang.name == "python" and self._python is not None
+            names.append(self._python.kernel_name if python and self._python else lang.kernel_name)
+        return await self._pool.prewarm(list(dict.fromkeys(names))[:count])
 
     def _resolve(self, req: ExecuteRequest) -> tuple[Language | None, str]:
         if req.kernel:
@@ -197,14 +227,23 @@ class ExecutionService:
         return timeout_ms, ""
 
     async def _kernel(self, stack: AsyncExitStack, req: ExecuteRequest, session: SessionRef,
-                      name: str) -> JupyterKernel:
+                      name: str) -> Kernel:
         if req.fresh or req.background:
             return await stack.enter_async_context(self._pool.throwaway(name, keep=req.background))
         return await stack.enter_async_context(self._pool.lease(session.id, name))
 
-    async def _define_file_vars(self, kernel: JupyterKernel, language: Language | None, path: Path,
+    async def _define_file_vars(self, kernel: Kernel, language: Language | None, path: Path,
                                 deadline: float) -> None:
-        code = preamble(language.name, str(path)) if language else None
+        if not kernel.sees_server_files:  # on a gateway: the content travels with the cell
+            text = await anyio.to_thread.run_sync(read_for_remote, path)
+            code = content_preamble(language.name, str(path), text) if language else None
+            if code is None:
+                raise InvalidRequest(f"ctx_execute_file cannot give a file's content to a "
+                                     f"{language.name if language else kernel.kernel_name} kernel on a gateway",
+                                     hint="read the file in python, r, shell or javascript, or use ctx_execute "
+                                          "with the data inline")
+        else:
+            code = preamble(language.name, str(path)) if language else None
         if code is None:
             return  # the kernel defines them from the cell metadata
         scratch = OutputCollector(4096, 1 << 20)
@@ -262,17 +301,21 @@ class ExecutionService:
         text = _with_note(reply.text, record.reply_note())
         return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
 
-    async def run_recorded(self, kernel: JupyterKernel, req: ExecuteRequest, session: SessionRef,
-                           deadline: float, label: str = "") -> tuple[int, CellOutcome, OutputCollector]:
+    async def run_recorded(self, kernel: Kernel, req: ExecuteRequest, session: SessionRef,
+                           deadline: float, label: str = "",
+                           limit: str = "") -> tuple[int, CellOutcome, OutputCollector]:
         """Run one cell on a kernel the caller owns (batch commands), recorded like any execution.
 
-        The note carries the command's label as a JSON string; notebook export shows it.
+        The note carries the command's label as a JSON string; notebook export shows it. The time
+        the cell had is recorded as its timeout (so replay runs it under the same limit) and, when
+        it was stopped, `limit` says what stopped it (e.g. "the batch's 2 s time budget").
         """
         await self._touch(session)
         python, python_env = self._interpreter_of(kernel.kernel_name)
         record = await self._recorder.start(ExecutionStart(
             session_id=session.id, tool=req.tool, code=req.code, language=req.language, kernel_name=kernel.kernel_name,
-            timeout_ms=req.timeout_ms, fresh=True, python=python, python_env=python_env,
+            timeout_ms=max(1, round((deadline - time.monotonic()) * 1000)), fresh=True, python=python,
+            python_env=python_env,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         run = CellRun(kernel, collector, record.add_outputs)
@@ -285,7 +328,8 @@ class ExecutionService:
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
             bytes_produced=collector.bytes_produced, returned_kind="indexed",
-            note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results",
+            note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results"
+                 + (f"; stopped by {limit}" if outcome.status == "timeout" and limit else ""),
         ))
         return record.exec_id, outcome, collector
 
@@ -308,7 +352,7 @@ class ExecutionService:
 
     async def _complete(self, record: CellRecord, req: ExecuteRequest, session: SessionRef, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
-                        kernel: JupyterKernel, stopped: str | None = None) -> ExecuteReply:
+                        kernel: Kernel, stopped: str | None = None) -> ExecuteReply:
         exec_id = record.exec_id
         notes = [n for n in [clamp_note, outcome.note] if n]
         body, label = None, None
@@ -335,7 +379,7 @@ class ExecutionService:
         ))
         text = _with_note(reply.text, record.reply_note())
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
-                            len(text.encode()))
+                            len(text.encode()), whole=reply.kind == "full")
 
     async def _index_large_output(self, exec_id: int, req: ExecuteRequest, session: SessionRef,
                                   collector: OutputCollector) -> tuple[str | None, str | None]:
@@ -346,18 +390,20 @@ class ExecutionService:
         full, clipped = await self._db.run(recorded_stdout, self._executions, exec_id, MAX_INDEXED_OUTPUT)
         label = f"exec-{exec_id}"
         row = await self._knowledge.index_text(label=label, text=full, name="output.txt", kind="execution",
-                                               origin=f"execution #{exec_id}", session_id=session.id)
+                                               origin=f"execution #{exec_id}", session_id=session.id, redact=True)
         if not wants_intent:
             return None, label
         assert req.intent is not None
-        excerpt = intent_excerpt(full, req.intent, self._limits.return_budget)
+        budget = min(self._limits.return_budget, INTENT_REPLY_BUDGET) - INTENT_REPLY_OVERHEAD
+        excerpt = intent_excerpt(full, req.intent, budget)
+        n = excerpt.matched_lines
+        found = (f"{n} line{'s' if n != 1 else ''} hold{'s' if n == 1 else ''} the intent's words (> marks them)"
+                 if n else f"no line holds the words of {req.intent!r}")
+        sections = counted(row.chunk_count, "section")
         head = (f"[{excerpt.total_lines} lines / {collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
-                f'source "{label}" ({row.chunk_count} sections{", first 8 MB" if clipped else ""}).')
-        if not excerpt.matched_lines:
-            return (head + f" No line matches the intent {req.intent!r}; search it: "
-                    f'ctx_search(queries=[...], source="{label}")]'), label
-        head += (f" Lines matching {req.intent!r}: {excerpt.matched_lines}, shown {excerpt.shown_lines}"
-                 f' (> marks them); more: ctx_search(queries=[...], source="{label}")]')
+                f'source "{label}" ({sections}{", first 8 MB" if clipped else ""}); {found}. '
+                f"Shown: {excerpt.shown_lines}, ranked by the intent, rare line shapes, failure cues and extremes; "
+                f'more: ctx_search(queries=[...], source="{label}")]')
         return head + "\n" + excerpt.text, label
 
     async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> None:

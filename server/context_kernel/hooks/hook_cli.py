@@ -130,6 +130,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
 
         answer = on_pre_compact(home, call.client, call.session_id, project)
         _restore_marker(home, call.session_id).touch()
+        _compacted(home, project)
     elif call.event == "session_start":
         from . import nudges
 
@@ -138,6 +139,8 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
             record(home, call, env, project)  # cwd, resume… : recorded, but never at the cost of the guide
         except Exception as exc:  # noqa: BLE001 - a failed recording must not cost the agent its guide
             log(home, f"{call.client} {event} recording failed: {_summary(exc)}")
+        if call.source == "compact":
+            _compacted(home, project)  # a client may compact without a PreCompact hook
         if call.source in ("compact", "resume"):
             from .memory import on_session_start  # SQLAlchemy: only when there is a session to restore
 
@@ -156,6 +159,16 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
         restored = on_session_start(home, call.client, call.session_id, "compact", project)
         answer = replace(answer, context=restored.context)
     return adapter.render(call, answer)
+
+
+def _compacted(home: Path, project: Path) -> None:
+    """Sections sent to the agent before now are forgotten: the next search sends them again."""
+    from .compaction import mark_compacted
+
+    try:
+        mark_compacted(home, project)
+    except OSError as exc:
+        log(home, f"compaction marker not written: {_summary(exc)}")
 
 
 def _restore_marker(home: Path, session_id: str) -> Path:
@@ -192,9 +205,11 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
         events = [events[i] for i in most_important([e.effective_priority() for e in events], MAX_EVENTS_PER_SESSION)]
     # No redaction, no storage: a missing security module raises here and nothing is written.
     from ..security.redact import redact_text, secret_env_values
+    from ..security.secret_shapes import cached_shapes
 
     secrets = secret_env_values(env)
-    clean = [replace(ev, data=redact_text(ev.data, secrets)) for ev in events]
+    shapes = cached_shapes(home / "cache")  # detect-secrets' patterns without its 110 ms import
+    clean = [replace(ev, data=redact_text(ev.data, secrets, shapes)) for ev in events]
     from . import spool
 
     # Resolved like the server's own project dir, so purging the project finds these events.

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..knowledge.model import Chunk
+from ..security.redact import redact_text
+from ..security.secret_shapes import SecretShapes, cached_shapes
 from ..settings import database_path
 from ..store.db import open_engine
 from ..store.events import EventRepository, EventRow, NewEvent
@@ -57,8 +59,9 @@ class Memory:
         knowledge service and keeps file work off the database thread.
         """
         kept: dict[str, int] = {}
+        shapes = cached_shapes(self.home / "cache")
         for taken, rows in spool.drain(self.home):
-            for session_id, n in store_spooled(self.events_repo, rows).items():
+            for session_id, n in store_spooled(self.events_repo, rows, shapes).items():
                 kept[session_id] = kept.get(session_id, 0) + n
             # Deleted only after the rows are committed: a crash in between re-reads the file
             # (dedup against the last events makes the replay harmless).
@@ -101,15 +104,20 @@ class Memory:
         return resume_guide(xml, events, session_id=session_id, budget=INJECT_BUDGET)
 
 
-def store_spooled(repo: EventRepository, rows: list[dict[str, Any]]) -> dict[str, int]:
-    """Add one spool file's rows to the database (blocking SQL); returns how many were kept per session."""
+def store_spooled(repo: EventRepository, rows: list[dict[str, Any]], shapes: SecretShapes | None = None
+                  ) -> dict[str, int]:
+    """Add one spool file's rows to the database (blocking SQL); returns how many were kept per session.
+
+    The hooks redacted each row already; it is redacted again here, so that a line spooled by an
+    older version (with fewer rules) is not stored as it was. Redacting twice changes nothing."""
     by_session: dict[tuple[str, str | None, str | None], list[NewEvent]] = {}
     for row in rows:
         try:
             category = str(row["category"])
             ev = NewEvent(type=str(row["type"]), category=category,
                           priority=int(row.get("priority") or PRIORITY.get(category, 4)),
-                          data=str(row["data"]), created_at=float(row.get("time") or time.time()))
+                          data=redact_text(str(row["data"]), shapes=shapes),
+                          created_at=float(row.get("time") or time.time()))
             client, project = row.get("client"), row.get("project")
             key = (str(row["session_id"]), str(client) if client else None, str(project) if project else None)
         except (KeyError, TypeError, ValueError):

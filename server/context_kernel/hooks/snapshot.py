@@ -19,8 +19,11 @@ Shape::
     </session_snapshot>
 
 Categories come in `CATEGORIES` order, entries newest first, repeats folded into one entry with `n`.
-When the budget is short the least important entries (highest priority number, then oldest) go first
-and `<dropped>` says how many, so the reader knows to search the full history.
+When the budget is short, each category first gets its floor (`FLOORS`: the most recently edited
+files, the open tasks, the last decision, the last error, …), taken one entry per category in
+turn, so a flood of one kind (40 edits, then a TodoWrite of 30 long tasks) cannot push the others
+out; the rest of the room is filled by priority, then recency. What does not fit goes, and
+`<dropped>` says how many, so the reader knows to search the full history.
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ MIN_BUDGET = 256
 ENTRY_CHARS = 240
 """Longest text of one entry; longer paths keep their end (the file name), other text its start."""
 DONE_STATUSES = frozenset({"completed", "done", "deleted", "cancelled"})
+FLOORS: dict[str, int] = {"files": 5, "tasks": 5, "decisions": 1, "errors": 1, "rules": 2, "environment": 1,
+                          "intent": 1, "tools": 1}
+"""Entries each category keeps before the rest is filled by priority: files edited or written
+(newest first), open tasks (newest first), and elsewhere the newest. Taken in rounds, in this
+order, one per category a round: the first four (one entry each, 240 characters at most) always
+fit in the 2 KB snapshot."""
 
 _ROOT = "session_snapshot"
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -187,14 +196,40 @@ def _choose(entries: list[_Entry], room: int) -> set[int]:
     chosen: set[int] = set()
     opened: set[str] = set()
     used = 0
-    for i in sorted(range(len(entries)), key=lambda i: (entries[i].priority, -entries[i].order)):
+
+    def take(i: int) -> None:
+        nonlocal used
         category = entries[i].category
         cost = costs[i] + (0 if category in opened else containers[category])
-        if used + cost <= room:  # a big entry that does not fit leaves room for smaller, later ones
+        if i not in chosen and used + cost <= room:  # one that does not fit leaves room for smaller ones
             chosen.add(i)
             opened.add(category)
             used += cost
+
+    floors = _floors(entries)
+    for turn in range(max(FLOORS.values())):
+        for category in FLOORS:
+            if turn < len(floors.get(category, [])):
+                take(floors[category][turn])
+    for i in sorted(range(len(entries)), key=lambda i: (entries[i].priority, -entries[i].order)):
+        take(i)
     return chosen
+
+
+def _floors(entries: list[_Entry]) -> dict[str, list[int]]:
+    """Per category, the entries of its floor, in the order they are taken (FLOORS)."""
+    newest = sorted(range(len(entries)), key=lambda i: -entries[i].order)
+    floors: dict[str, list[int]] = {}
+    for i in newest:
+        entry = entries[i]
+        if entry.category == "files" and entry.attrs.get("op") == "read":
+            continue  # a file only read is not what the session changed
+        if entry.category == "tasks" and entry.attrs.get("status") in DONE_STATUSES:
+            continue
+        picked = floors.setdefault(entry.category, [])
+        if len(picked) < FLOORS.get(entry.category, 0):
+            picked.append(i)
+    return floors
 
 
 def _render(head: str, tail: str, entries: list[_Entry], chosen: set[int]) -> str:

@@ -11,6 +11,10 @@
 // top-level let/const/class/function/import become globals that a later cell may
 // declare again, the body runs inside an async function (top-level await), and the
 // value of a final expression statement is returned for display.
+//
+// The project's packages: node starts in the project directory, and cells resolve `require`
+// and `import` as a file in that directory would (node_modules there and in every parent),
+// whatever the cell later does with process.chdir. Not through NODE_PATH, which kernels never get.
 
 const { AsyncLocalStorage } = require('async_hooks');
 const fs = require('fs');
@@ -18,14 +22,17 @@ const net = require('net');
 const path = require('path');
 const util = require('util');
 const vm = require('vm');
-const { createRequire, SourceMap } = require('module');
-const { pathToFileURL } = require('url');
+const Module = require('module');
+
+const { createRequire, SourceMap } = Module;
 
 const MARK = `\u0000ck-end:${process.env.CK_NODE_MARK || ''}\u0000`;
 const CTL_FD = Number(process.env.CK_NODE_CTL_FD);
 const TS_DIR = process.env.CK_NODE_TYPESCRIPT || '';
 for (const key of ['CK_NODE_MARK', 'CK_NODE_CTL_FD', 'CK_NODE_TYPESCRIPT']) delete process.env[key];
 
+const PROJECT_DIR = process.cwd(); // the kernel starts node in the project directory
+const CELL_FILE = path.join(PROJECT_DIR, '[cell]'); // what cells resolve packages from; never written
 const ts = loadTypeScript();
 const DRIVER = __filename;
 let cellNumber = 0;
@@ -38,7 +45,7 @@ function loadTypeScript() {
   for (const spec of tries) {
     try {
       return spec === 'typescript'
-        ? require(require.resolve('typescript', { paths: [process.cwd()] }))
+        ? require(require.resolve('typescript', { paths: [PROJECT_DIR] }))
         : require(spec);
     } catch (_) { /* try the next place */ }
   }
@@ -47,12 +54,11 @@ function loadTypeScript() {
 
 // The names a REPL session expects to find at the top level.
 function installGlobals() {
-  const cwdFile = path.join(process.cwd(), '[cell]');
-  globalThis.require = createRequire(cwdFile);
-  globalThis.module = { exports: {}, require: globalThis.require, filename: cwdFile };
+  globalThis.require = projectRequire();
+  globalThis.module = { exports: {}, require: globalThis.require, filename: CELL_FILE };
   globalThis.exports = globalThis.module.exports;
-  globalThis.__filename = cwdFile;
-  globalThis.__dirname = process.cwd();
+  globalThis.__filename = CELL_FILE;
+  globalThis.__dirname = PROJECT_DIR;
 }
 
 function interrupted() {
@@ -69,7 +75,8 @@ function stripTypes(code) {
     reportDiagnostics: true,
     compilerOptions: {
       target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.ESNext,
+      // Preserve (TypeScript >= 5.4) keeps `import x = require('m')` as a require; ESNext drops it
+      module: ts.ModuleKind.Preserve !== undefined ? ts.ModuleKind.Preserve : ts.ModuleKind.ESNext,
       verbatimModuleSyntax: true, // keep imports used only by later cells
       moduleDetection: ts.ModuleDetectionKind.Force,
       inlineSourceMap: true,
@@ -104,10 +111,11 @@ function bindingNames(name, into) {
 
 // Rewrites top-level declarations into assignments to hoisted globals; returns the
 // script text. Line breaks of the cell are kept so stack line numbers stay right.
-function replRewrite(js) {
-  const sf = ts.createSourceFile('cell.js', js, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
+function replRewrite(source) {
+  const sf = ts.createSourceFile('cell.js', source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
   const diag = (sf.parseDiagnostics || [])[0];
-  if (diag) throw diagnosticError({ ...diag, file: sf }, js);
+  if (diag) throw diagnosticError({ ...diag, file: sf }, source);
+  const js = projectImports(sf, source);
   const hoisted = new Set();
   const prelude = [];
   const edits = []; // [start, end, text]
@@ -157,8 +165,27 @@ function replRewrite(js) {
   return `${vars}(async () => {${prelude.join('')}${body}\n})()`;
 }
 
+// Every import() call of the cell, at any depth, calls IMPORT instead: `import` and IMPORT have
+// the same length, so the tree's positions (and the columns of stack lines) stay right.
+function projectImports(sf, js) {
+  const at = [];
+  const visit = (node) => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      at.push(node.expression.getStart(sf));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  let out = js;
+  for (const start of at) out = out.slice(0, start) + IMPORT + out.slice(start + IMPORT.length);
+  return out;
+}
+
 function rewriteImport(st, text, hoisted) {
-  const from = `(await import(${text(st.moduleSpecifier)}))`;
+  // `with { type: 'json' }` becomes import()'s options
+  const attributes = st.attributes || st.assertClause;
+  const options = attributes ? `, { with: ${text(attributes).replace(/^(with|assert)\s*/, '')} }` : '';
+  const from = `(await ${IMPORT}(${text(st.moduleSpecifier)}${options}))`;
   const clause = st.importClause;
   if (!clause) return `;${from};`;
   const parts = [];
@@ -203,14 +230,25 @@ function compile(code, language, filename) {
   return new vm.Script(source, { filename, importModuleDynamically: IMPORT_HOOK });
 }
 
-// import() inside cells resolves like a module in the working directory. Node >= 20.12
-// has a built-in loader for that; older node gets a resolver of our own.
+// A cell's import declarations and import() calls go to globalThis[IMPORT] (see replRewrite):
+// node's own ESM import() from a CommonJS module compiled under the name CELL_FILE, which node
+// resolves from that file's URL ("import" conditions, exports, node_modules from the project dir
+// up), on every node version. No file is read or written for it. vm's own hook for import() in
+// a script needs node >= 20.12 (its function form needs --experimental-vm-modules since 20.10),
+// so it only serves what the rewrite does not see (cells run without the typescript parser).
+const IMPORT = '$ckImp';
+const importFromProject = (() => {
+  const importer = new Module(CELL_FILE, null);
+  importer.filename = CELL_FILE;
+  importer.paths = Module._nodeModulePaths(PROJECT_DIR);
+  importer._compile('module.exports = (spec, options) => import(spec, options);', CELL_FILE);
+  const load = importer.exports;
+  return (spec, options) => load(spec, options).catch((err) => { throw notFound(err, spec); });
+})();
+Object.defineProperty(globalThis, IMPORT, { value: importFromProject, writable: false, enumerable: false });
+
 const IMPORT_HOOK = (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) ||
-  ((spec) => {
-    let target = spec;
-    try { target = pathToFileURL(globalThis.require.resolve(spec)).href; } catch (_) { /* builtin or ESM-only */ }
-    return import(target);
-  });
+  ((spec, _script, attributes) => importFromProject(spec, attributes && { with: attributes }));
 // The built-in loader is flagged experimental; its warning would land in every first import.
 const emitWarning = process.emitWarning;
 process.emitWarning = function (warning, ...rest) {
@@ -218,8 +256,45 @@ process.emitWarning = function (warning, ...rest) {
   return emitWarning.call(process, warning, ...rest);
 };
 
+// require as a file of the project has it; a package it cannot find says where it looked.
+function projectRequire() {
+  const base = createRequire(CELL_FILE);
+  const require = function require(id) {
+    try { return base(id); } catch (err) { throw notFound(err, id); }
+  };
+  const resolve = function resolve(id, options) {
+    try { return base.resolve(id, options); } catch (err) { throw options ? err : notFound(err, id); }
+  };
+  resolve.paths = base.resolve.paths;
+  return Object.assign(require, { resolve, main: base.main, extensions: base.extensions, cache: base.cache });
+}
+
+// node's "not found" names neither the project nor its parents (its ESM error names our
+// importer, "[cell]"; its CommonJS one adds a require stack of that name): one line that says
+// where a cell's own require/import looked. What a package fails to find inside it is left as node says.
+function notFound(err, spec) {
+  if (!err || typeof spec !== 'string' || spec.startsWith('node:') || spec.startsWith('file:')) return err;
+  const bare = !/^(\.{1,2}(\/|$)|\/)/.test(spec);
+  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+  const message = String(err.message);
+  // node's ESM message names the package (not the subpath), or a relative module resolved
+  const esm = bare ? `Cannot find package '${name}' imported from ${CELL_FILE}`
+    : `Cannot find module '${path.resolve(PROJECT_DIR, spec)}' imported from ${CELL_FILE}`;
+  const ours = (err.code === 'MODULE_NOT_FOUND' && message.startsWith(`Cannot find module '${spec}'`) &&
+      (err.requireStack || [CELL_FILE]).every((f) => f === CELL_FILE)) ||
+    (err.code === 'ERR_MODULE_NOT_FOUND' && message === esm);
+  if (!ours) return err;
+  err.message = bare
+    ? `Cannot find package '${spec}': looked in node_modules of the project directory (${PROJECT_DIR}) and ` +
+      `of every parent directory; install it in the project (npm install ${name})`
+    : `Cannot find module '${spec}': looked for it relative to the project directory (${PROJECT_DIR})`;
+  const frames = String(err.stack || '').split('\n').filter((l) => /^\s+at /.test(l));
+  err.stack = [`${err.name}: ${err.message}`, ...frames].join('\n');
+  return err;
+}
+
 function setupError() {
-  const err = new Error('the npm package "typescript" is missing: run kernels/install.sh');
+  const err = new Error('the npm package "typescript" is missing: run context-kernel kernels install');
   err.name = 'KernelSetupError';
   return err;
 }
@@ -268,7 +343,7 @@ function stopTimersOf(cell) {
 
 async function runCell(req) {
   cellNumber += 1;
-  const filename = path.join(process.cwd(), `cell${cellNumber}`);
+  const filename = path.join(PROJECT_DIR, `cell${cellNumber}`);
   defineFileGlobals(req.file);
   const script = compile(req.code, req.language, filename);
   const promise = cellOf.run(cellNumber, () => script.runInThisContext({ breakOnSigint: true, displayErrors: true }));
@@ -280,7 +355,7 @@ async function runCell(req) {
 
 // Stack lines that are about the user's code: no driver, node internals or wrapper call.
 function cleanStack(err) {
-  const cwd = process.cwd() + path.sep;
+  const cwd = PROJECT_DIR + path.sep;
   const wrapperCall = new RegExp(`at cell${cellNumber}:${cellLines + 1}:\\d+$`);
   return String(err.stack || `${err.name}: ${err.message}`).split('\n')
     .filter((l) => !l.includes(DRIVER) &&

@@ -171,7 +171,8 @@ class ScriptKernel(Kernel):
         for tool, package in self.lang.tools:
             if shutil.which(tool, path=self._env.get("PATH")) is None:
                 raise _Failure(
-                    "RuntimeNotFound", f"{tool} is not installed: apt-get install {package}"
+                    "RuntimeNotFound", f"{tool} is not installed: apt-get install {package} "
+                    "(or, as root, context-kernel kernels install)"
                 )
         program = self.lang.build(code, self._file_path(), self._scratch)
         for path, text in {program.path: program.source, **program.extra_files}.items():

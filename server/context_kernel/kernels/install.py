@@ -181,3 +181,38 @@ async def launch_problem(found: Launcher, kernel_env: Mapping[str, str]) -> str 
         last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["module not found"])[-1]
         reason = f"its interpreter {python} cannot import {found.module} ({last})"
     return f"kernelspec {found.directory} is broken: {reason} — run: {found.fix()}"
+
+
+R_PROBE = 'quit(status = if (requireNamespace("IRkernel", quietly = TRUE)) 0 else 1)'
+
+
+def irkernel_available() -> bool:
+    """R with the IRkernel package: what our `ir` kernelspec (IRkernel behind kernels/ir/launch.R) needs."""
+    rscript = shutil.which("Rscript")
+    if rscript is None:
+        return False
+    import subprocess
+
+    try:
+        return subprocess.run([rscript, "-e", R_PROBE], capture_output=True, timeout=PROBE_TIMEOUT_S).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def install_ir_kernelspec(files: Path, *, user: bool = False, prefix: str | None = None) -> InstalledSpec:
+    """Register kernels/ir as `ir` (replacing stock IRkernel's spec of that name where it is written)."""
+    manager = KernelSpecManager()
+    directory = Path(manager.install_kernel_spec(str(files / "ir"), "ir", user=user, prefix=prefix))
+    return InstalledSpec("ir", directory, str(directory.parent) in manager.kernel_dirs)
+
+
+def run_runtime_installers(files: Path, python: str, env: Mapping[str, str]) -> int:
+    """kernels/install.sh --runtimes-only (apt for R and the script languages, npm typescript); its exit status.
+
+    What needs root (apt) is skipped without it, and each snippet says which packages it would
+    have installed. Output goes to this process's stderr.
+    """
+    import subprocess
+
+    return subprocess.run(["bash", str(files / "install.sh"), "--runtimes-only"], env={**env, "CK_PYTHON": python},
+                          check=False, stdout=sys.stderr).returncode

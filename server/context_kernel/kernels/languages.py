@@ -21,25 +21,26 @@ class Language:
     """False for our script kernel: every cell is a fresh process."""
 
 
-_SCRIPT_HINT = "bash kernels/install.sh (installs the runtime and the ck-{lang} kernelspec)"
+_INSTALL = "context-kernel kernels install"
+_SCRIPT_HINT = f"{_INSTALL} (as root: apt-get install {{package}}), or apt-get install {{package}} yourself"
 
 LANGUAGES: dict[str, Language] = {
     lang.name: lang
     for lang in [
         Language("python", "python3", "pip install ipykernel && python -m ipykernel install --sys-prefix"),
-        Language("shell", "ck-bash", "pip install -e . (installs the ck-bash kernelspec shipped in kernels/)"),
-        Language("r", "ir", "apt-get install r-cran-irkernel, then bash kernels/install.sh to register it"),
-        Language("javascript", "ck-javascript", "bash kernels/install.sh (installs the JavaScript kernel)"),
-        Language("typescript", "ck-typescript", "bash kernels/install.sh (installs the TypeScript kernel)"),
-        Language("ruby", "ck-ruby", "apt-get install ruby; " + _SCRIPT_HINT.format(lang="ruby"), stateful=False),
-        Language("go", "ck-go", "apt-get install golang-go; " + _SCRIPT_HINT.format(lang="go"), stateful=False),
-        Language("rust", "ck-rust", "apt-get install rustc; " + _SCRIPT_HINT.format(lang="rust"), stateful=False),
-        Language("php", "ck-php", "apt-get install php-cli; " + _SCRIPT_HINT.format(lang="php"), stateful=False),
-        Language("perl", "ck-perl", "apt-get install perl; " + _SCRIPT_HINT.format(lang="perl"), stateful=False),
-        Language("elixir", "ck-elixir", "apt-get install elixir; " + _SCRIPT_HINT.format(lang="elixir"),
-                 stateful=False),
-        Language("csharp", "ck-csharp", "apt-get install mono-mcs; " + _SCRIPT_HINT.format(lang="csharp"),
-                 stateful=False),
+        Language("shell", "ck-bash", f"{_INSTALL} (registers the ck-bash kernelspec)"),
+        Language("r", "ir", f"{_INSTALL} (as root: it installs r-cran-irkernel and registers the r kernel)"),
+        Language("javascript", "ck-javascript", f"{_INSTALL} (as root for node and npm; then it adds the npm "
+                 "package typescript to this environment)"),
+        Language("typescript", "ck-typescript", f"{_INSTALL} (as root for node and npm; then it adds the npm "
+                 "package typescript to this environment)"),
+        Language("ruby", "ck-ruby", _SCRIPT_HINT.format(package="ruby"), stateful=False),
+        Language("go", "ck-go", _SCRIPT_HINT.format(package="golang-go"), stateful=False),
+        Language("rust", "ck-rust", _SCRIPT_HINT.format(package="rustc"), stateful=False),
+        Language("php", "ck-php", _SCRIPT_HINT.format(package="php-cli"), stateful=False),
+        Language("perl", "ck-perl", _SCRIPT_HINT.format(package="perl"), stateful=False),
+        Language("elixir", "ck-elixir", _SCRIPT_HINT.format(package="elixir"), stateful=False),
+        Language("csharp", "ck-csharp", _SCRIPT_HINT.format(package="mono-mcs"), stateful=False),
     ]
 }
 

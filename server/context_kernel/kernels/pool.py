@@ -3,6 +3,12 @@
 Kernels are kept between calls so variables, imports and loaded data persist; idle ones are
 culled after a configurable time and the least recently used idle one is evicted when the
 configured maximum is reached.
+
+Spares: `prewarm` starts kernels before any session asks (the server does it once the client has
+connected, for the python kernel and the project's recent languages). The first session that asks
+for a spare's kernel name takes it over, so its first call finds the kernel warm; a spare still
+starting is waited for rather than started twice. Spares count against the maximum, are culled
+when idle like any kernel, and are the first to go when room is needed.
 """
 
 from __future__ import annotations
@@ -15,16 +21,24 @@ from dataclasses import dataclass, field
 import anyio
 
 from ..errors import PoolExhausted
-from .backend import JupyterKernel
+from .backend import Kernel
 
-KernelFactory = Callable[[str], JupyterKernel]
+KernelFactory = Callable[[str], Kernel]
 # How many stopped kernels the pool remembers, to tell their sessions (bounded: sessions come and go).
 MAX_REMEMBERED_STOPS = 1000
 
 
 @dataclass
+class _Spare:
+    kernel: Kernel
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    ok: bool = False
+    since: float = field(default_factory=time.monotonic)
+
+
+@dataclass
 class _Slot:
-    kernel: JupyterKernel
+    kernel: Kernel
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     last_used: float = field(default_factory=time.monotonic)
     busy: bool = False
@@ -44,15 +58,16 @@ class KernelPool:
         self._idle_cull_s = idle_cull_s
         self._start_timeout = start_timeout_s
         self._slots: dict[tuple[str, str], _Slot] = {}
-        self._extra: set[JupyterKernel] = set()  # fresh and background kernels, for shutdown_all
+        self._extra: set[Kernel] = set()  # fresh and background kernels, for shutdown_all
         self._room = anyio.Lock()
         self._start_locks: dict[tuple[str, str], anyio.Lock] = {}
         # Why a session's kernel was stopped (room, idle), until its session's next call hears it.
         self._stopped: dict[tuple[str, str], str] = {}
         self._notices: dict[tuple[str, str], str] = {}
+        self._spares: dict[str, _Spare] = {}
 
     @asynccontextmanager
-    async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[JupyterKernel]:
+    async def lease(self, session_id: str, kernel_name: str) -> AsyncIterator[Kernel]:
         """The warm kernel of this session for `kernel_name`, held exclusively for one cell."""
         key = (session_id, kernel_name)
         slot = await self._slot(key)
@@ -84,14 +99,58 @@ class KernelPool:
             slot = self._slots.get(key)
             if slot is not None:
                 return slot
-            async with self._room:
-                await self._make_room()
-            kernel = self._factory(key[1])
-            await kernel.start(self._start_timeout)
+            kernel = await self._take_spare(key[1])
+            if kernel is None:
+                async with self._room:
+                    await self._make_room()
+                kernel = self._factory(key[1])
+                await kernel.start(self._start_timeout)
             slot = self._slots[key] = _Slot(kernel)
             if key in self._stopped:
                 self._notices[key] = self._stopped.pop(key)
             return slot
+
+    async def prewarm(self, kernel_names: list[str]) -> list[str]:
+        """Start a spare kernel for each name (in order, while there is room); returns those started.
+
+        A spare that fails to start is dropped quietly: the first call then starts its kernel and
+        reports the failure as it always does.
+        """
+        started = []
+        for name in dict.fromkeys(kernel_names):
+            if name in self._spares or any(k == name for _, k in self._slots):
+                continue
+            if len(self._slots) + len(self._extra) + len(self._spares) >= self._max:
+                break
+            spare = self._spares[name] = _Spare(self._factory(name))
+            try:
+                await spare.kernel.start(self._start_timeout)
+                spare.ok = True
+                started.append(name)
+            except Exception:  # noqa: BLE001 - see the docstring: the first call reports it
+                self._spares.pop(name, None)
+                with anyio.CancelScope(shield=True):
+                    await spare.kernel.shutdown(now=True)
+            finally:
+                spare.ready.set()
+        return started
+
+    async def _take_spare(self, kernel_name: str) -> Kernel | None:
+        spare = self._spares.pop(kernel_name, None)
+        if spare is None:
+            return None
+        with anyio.move_on_after(self._start_timeout):
+            await spare.ready.wait()
+        if spare.ok and await spare.kernel.is_alive():
+            return spare.kernel
+        with anyio.CancelScope(shield=True):
+            await spare.kernel.shutdown(now=True)
+        return None
+
+    def spares(self) -> list[tuple[str, Kernel, float]]:
+        """(kernel name, kernel, seconds idle) of each started spare no session took yet; for doctor."""
+        now = time.monotonic()
+        return [(name, s.kernel, now - s.since) for name, s in self._spares.items() if s.ok]
 
     def take_notice(self, session_id: str, kernel_name: str) -> str | None:
         """Execution service calls this after a lease: why this session's previous kernel is gone, once."""
@@ -103,7 +162,7 @@ class KernelPool:
             self._stopped.pop(next(iter(self._stopped)))
 
     @asynccontextmanager
-    async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[JupyterKernel]:
+    async def throwaway(self, kernel_name: str, *, keep: bool = False) -> AsyncIterator[Kernel]:
         """A kernel for one cell (`fresh: true`), shut down afterwards unless `keep` (background)."""
         async with self._room:
             await self._make_room()
@@ -122,7 +181,7 @@ class KernelPool:
                 with anyio.CancelScope(shield=True):
                     await kernel.shutdown(now=True)
 
-    async def release_extra(self, kernel: JupyterKernel) -> None:
+    async def release_extra(self, kernel: Kernel) -> None:
         """Background runner calls this when its cell ended."""
         self._extra.discard(kernel)
         with anyio.CancelScope(shield=True):
@@ -136,7 +195,13 @@ class KernelPool:
                 await slot.kernel.shutdown(now=True)
 
     async def _make_room(self) -> None:
-        if len(self._slots) + len(self._extra) < self._max:
+        if len(self._slots) + len(self._extra) + len(self._spares) < self._max:
+            return
+        ready = [name for name, s in self._spares.items() if s.ok]
+        if ready:  # an unclaimed spare goes before any session's kernel
+            spare = self._spares.pop(ready[0])
+            with anyio.CancelScope(shield=True):
+                await spare.kernel.shutdown(now=True)
             return
         idle = [(s.last_used, k) for k, s in self._slots.items() if not s.busy and not s.lock.locked()]
         if not idle:
@@ -154,6 +219,10 @@ class KernelPool:
         """Server lifespan calls this periodically; shuts down kernels idle longer than the cull time."""
         now = time.monotonic()
         stale = [k for k, s in self._slots.items() if not s.busy and now - s.last_used > self._idle_cull_s]
+        for name in [n for n, s in self._spares.items() if s.ok and now - s.since > self._idle_cull_s]:
+            spare = self._spares.pop(name)
+            with anyio.CancelScope(shield=True):
+                await spare.kernel.shutdown(now=True)
         for key in stale:
             slot = self._slots.pop(key, None)  # shutdown_all may have taken it meanwhile
             if slot is not None:
@@ -163,19 +232,22 @@ class KernelPool:
                     await slot.kernel.shutdown(now=True)
         return len(stale)
 
-    def kernels(self) -> list[tuple[str, str, JupyterKernel]]:
+    def kernels(self) -> list[tuple[str, str, Kernel]]:
         """(session, kernel name, kernel) for every warm kernel; for tests and doctor."""
         return [(s, k, slot.kernel) for (s, k), slot in self._slots.items()]
 
     def all_pids(self) -> list[int]:
         kernels = [slot.kernel for slot in self._slots.values()] + list(self._extra)
+        kernels += [s.kernel for s in self._spares.values()]
         return [pid for k in kernels if (pid := k.pid) is not None]
 
     async def shutdown_all(self) -> None:
         """Server lifespan calls this on exit: every kernel goes, in parallel, bounded in time."""
         kernels = [slot.kernel for slot in self._slots.values()] + list(self._extra)
+        kernels += [s.kernel for s in self._spares.values()]
         self._slots.clear()
         self._extra.clear()
+        self._spares.clear()
         with anyio.CancelScope(shield=True), anyio.move_on_after(15):
             async with anyio.create_task_group() as tg:
                 for kernel in kernels:

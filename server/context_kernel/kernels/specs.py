@@ -16,6 +16,8 @@ class SpecInfo:
     name: str
     display_name: str
     language: str
+    argv: tuple[str, ...] = ()
+    resource_dir: str = ""
 
 
 def spec_manager(kernels_dir: Path | None = None) -> KernelSpecManager:
@@ -32,7 +34,7 @@ def find_spec(name: str, kernels_dir: Path | None = None) -> SpecInfo | None:
         spec = spec_manager(kernels_dir).get_kernel_spec(name)
     except NoSuchKernel:
         return None
-    return SpecInfo(name, spec.display_name, spec.language)
+    return SpecInfo(name, spec.display_name, spec.language, tuple(spec.argv), spec.resource_dir)
 
 
 def kernel_manager_class(kernels_dir: Path | None = None) -> type[AsyncKernelManager]:

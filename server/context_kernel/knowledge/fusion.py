@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ..store.knowledge import KnowledgeRepository
-from .search import Hit, SearchResult, finish, rank_lexical
+from .search import Hit, SearchResult, finish, fold_identical, rank_lexical
 from .snippets import MAX_SNIPPET_CHARS, snippet
 
 
@@ -59,33 +59,39 @@ def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHi
     fusion = fusion or DEFAULT_FUSION
     result = SearchResult(query=query)
     lexical = rank_lexical(repo, query, source=source, kind=kind)
+    if lexical is not None:
+        result.missing, result.matcher = lexical.missing, lexical.matcher
+        if lexical.matcher is None:
+            # Every word was an identifier nothing holds: the nearest meanings would be unrelated text.
+            return result
     lex = lexical.ranked[:fusion.depth] if lexical is not None else []
     windows: dict[int, DenseHitLike] = {h.chunk_id: h for h in dense[:fusion.depth]}
     if fusion.method == "convex" and best_windows is not None:
         windows.update({c: h for c, h in best_windows([c for c, _ in lex if c not in windows]).items()})
     scores = _convex(lex, windows, fusion) if fusion.method == "convex" else _rrf(lex, dense[:fusion.depth], fusion)
-    top = sorted(scores.items(), key=lambda item: -item[1])[:limit]
+    # A few more than asked, so that identical texts folded into one (search.fold_identical) still leave `limit`.
+    candidates = sorted(scores.items(), key=lambda item: -item[1])[:limit * 3]
     chunks = dict(lexical.chunks) if lexical is not None else {}
-    missing = [cid for cid, _ in top if cid not in chunks]
-    if missing:
-        chunks.update(repo.chunks(missing))
+    absent = [cid for cid, _ in candidates if cid not in chunks]
+    if absent:
+        chunks.update(repo.chunks(absent))
+    kept = [(cid, score) for cid, score in candidates if cid in chunks]  # a chunk may be deleted meanwhile
+    top = fold_identical(kept, chunks, limit)
     if fusion.window_snippets and best_windows is not None:
-        unknown = [cid for cid, _ in top if cid not in windows]
+        unknown = [cid for cid, _, _ in top if cid not in windows]
         if unknown:
             windows.update(best_windows(unknown))
+    matcher = lexical.matcher if lexical is not None else None
     hits = []
-    for cid, score in top:
-        chunk = chunks.get(cid)
-        if chunk is None:  # deleted since its vector was loaded
-            continue
+    for cid, score, also in top:
+        chunk = chunks[cid]
         window = windows.get(cid)
-        lexical_match = lexical is not None and bool(lexical.matcher.positions(chunk.content[:20000]))
-        if lexical is not None and lexical_match and not (fusion.window_snippets and window is not None):
-            text = snippet(chunk.content, lexical.matcher, snippet_chars)
-        else:
-            text = window_snippet(chunk.content, window.start if window else 0, window.stop if window else 0,
-                                  snippet_chars)
-        hits.append(Hit(chunk, score, text))
+        lexical_match = matcher is not None and bool(matcher.positions(chunk.content[:20000]))
+        if matcher is not None and lexical_match and not (fusion.window_snippets and window is not None):
+            hits.append(Hit(chunk, score, snippet(chunk.content, matcher, snippet_chars), also))
+            continue
+        start, stop = (window.start, window.stop) if window else (0, 0)
+        hits.append(Hit(chunk, score, window_snippet(chunk.content, start, stop, snippet_chars), also, (start, stop)))
     finish(result, hits, lexical.corrections if lexical is not None else {}, sort)
     return result
 

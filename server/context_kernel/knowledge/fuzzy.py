@@ -30,21 +30,29 @@ def allowed_distance(word: str) -> int:
     return 1 if len(word) <= 5 else 2
 
 
-def correct(word: str, candidates: Callable[[str, int, int], list[tuple[str, int]]]) -> str | None:
+def correct(word: str, candidates: Callable[[str, int, int], list[tuple[str, int]]],
+            raw: str | None = None) -> str | None:
     """The closest indexed word (ties: the more frequent), or None if nothing is close enough.
 
     `candidates(first_letter, min_len, max_len)` lists (indexed word or stem, document frequency).
     Candidates sharing the first letter are tried first; then those sharing the second.
+    `raw`, the word as typed when `word` is its stem, breaks ties between equally close stems: a
+    misspelling can stem oddly (`analize` → `anal`, one edit from `angl`, two from `analyz`), and
+    the typed word is far from `angl` and close to `analyz`.
     """
     if len(word) < 4:
         return None
-    limit = allowed_distance(word)
+    limit = allowed_distance(raw or word)
     best: tuple[int, int, str] | None = None
     for first in dict.fromkeys([word[0], word[1]]):
-        for term, df in candidates(first, len(word) - limit, len(word) + limit):
+        for term, df in candidates(first, len(word) - limit, len(word) + limit + 2):
             if term == word:
                 return None  # the word exists: nothing to correct
             dist = edit_distance(word, term, limit)
-            if dist <= limit and (best is None or (dist, -df) < (best[0], best[1])):
-                best = (dist, -df, term)
+            typed = edit_distance(raw, term, limit + 2) if raw else dist
+            if min(dist, typed) > limit:
+                continue
+            rank = dist + typed
+            if best is None or (rank, -df) < (best[0], best[1]):
+                best = (rank, -df, term)
     return best[2] if best else None

@@ -1,64 +1,174 @@
-"""Intent search over one large output: the lines that match what the agent is looking for.
+"""Intent over one large output: the few lines worth reading, within a small reply.
 
-The reference returns section titles and first lines, and missed a lone `ERROR disk full` line
-in a 3,000-line log. We score every line by how many of the intent's words it holds (stems,
-camelCase parts and substrings count), keep the best-scoring lines with one line of context,
-and number them so the agent can ask for more around them.
+Matching the intent's words alone failed both ways: a vague intent ("errors", "summary") returned
+kilobytes of lines sharing one word, and a needle that does not repeat the intent's words (the
+one 502 among 4,000 access-log lines, the request that took 48 s) was not returned at all. So
+every line is scored by four signals, strongest first:
+
+1. its match to the intent: the intent's stems it holds (camelCase parts and substrings count),
+   each weighted by how rare it is among the lines, so a word on every line adds little;
+2. the rarity of its template (templates.py: the line with numbers, ids, hex and quoted strings
+   masked; a shape seen once in 3,000 lines is news, the 2,999 others are not);
+3. severity cues (cues.py: log levels, failure words, HTTP 4xx/5xx, tracebacks);
+4. numeric extremes: a number far above the others at the same place of the same template.
+
+Lines are taken best first, at most a few per template (lines of a template this rare are all
+kept), until the budget is spent, and shown in document order, numbered so the agent can ask for
+more around them.
 """
 
 from __future__ import annotations
 
+import math
+import re
+import statistics
 from dataclasses import dataclass
 
+from .cues import KEEP_WORDS, severities
 from .snippets import Matcher
+from .templates import WILD, TemplateMiner
+from .templates import tokens as line_tokens
 from .terms import query_terms
 
-CONTEXT_LINES = 1
 MAX_LINE_CHARS = 400
+PER_TEMPLATE = 3
+# A template this rare is shown whole (three failing tests among 900 passing are one shape).
+SHOW_ALL_BELOW = 8
+# Signal weights: the intent decides first, then rarity, severity and extremes break its ties.
+W_INTENT, W_RARE, W_SEVERE, W_EXTREME = 3.0, 2.0, 2.0, 2.0
+# A line with less than this is not worth a byte of the reply (a common line with no cue).
+MIN_SCORE = 1.2
+# A number counts as extreme at this many times its template's median at the same place.
+EXTREME_RATIO = 4.0
+_NUMBER = re.compile(r"^[^\d-]{0,24}?(-?\d+(?:\.\d+)?)([A-Za-z%µ]{0,3})[)\]}\"',;:]*$")
+# Lines after a failure line that start indented are its details (a location, a DETAIL, a frame).
+CONTINUATION_LINES = 2
 
 
 @dataclass(frozen=True)
 class IntentExcerpt:
     text: str
     matched_lines: int
+    """Lines holding at least one of the intent's words."""
     shown_lines: int
     total_lines: int
+    templates: int = 0
+    """Distinct line shapes in the output."""
 
 
 def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
     lines = output.splitlines()
-    matcher = Matcher(query_terms(intent))
-    scores = [len({k for _, _, k in matcher.positions(line[:2000])}) for line in lines]
-    best = max(scores, default=0)
-    if best == 0:
-        return IntentExcerpt("", 0, 0, len(lines))
-    # The best-scoring lines; with one-word intents that is every line holding the word.
-    chosen = [i for i, s in enumerate(scores) if s == best]
-    if best > 1:
-        # Near misses (one intent word short) too, but only when they are rare: an error line may
-        # not repeat every word, while a word on every line ("test" in a test log) is just noise.
-        near = [i for i, s in enumerate(scores) if s == best - 1]
-        if len(near) <= max(5, len(lines) // 50):
-            chosen += near
-    picked = set(chosen)
+    n = len(lines)
+    if not n:
+        return IntentExcerpt("", 0, 0, 0)
+    miner = TemplateMiner(KEEP_WORDS)
+    ids = [miner.add(line[:2000]) for line in lines]
+    tids = [t for t, _ in ids]
+    intent_score = _intent_scores(lines, intent)
+    extreme = _extremes(lines, tids, miner)
+    severity = severities(lines)
+    log_n = math.log(max(n, 2))
+    # A cue on many lines (tests named "handles failed fetch", hundreds of retries) says less than
+    # one on two lines of 3,000: severity counts in full only when few lines reach its level.
+    at_least = {level: sum(1 for v in severity if v >= level) for level in set(severity)}
+    cue_rarity = {level: 0.5 + 0.5 * math.log(n / max(1, k)) / log_n for level, k in at_least.items()}
+    cue = [v * cue_rarity[v] for v in severity]
+    scores: list[float] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            scores.append(0.0)
+            continue
+        # The template says how unusual the line's kind is; its exact shape, half as much, what
+        # merging hid (one "will be destroyed" among "will be created" lines).
+        rarity = (math.log(n / miner.count[tids[i]]) + 0.5 * math.log(n / miner.shape_count[ids[i][1]])) / (1.5 * log_n)
+        scores.append(W_INTENT * intent_score[i] + W_RARE * rarity + W_SEVERE * cue[i]
+                      + W_EXTREME * extreme.get(i, 0.0))
+    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    shown_per: dict[int, int] = {}
     keep: list[int] = []
     used = 0
-    for i in sorted(set(chosen), key=lambda i: (-scores[i], i)):
-        window = [j for j in range(max(0, i - CONTEXT_LINES), min(len(lines), i + CONTEXT_LINES + 1))]
-        cost = sum(min(len(lines[j]), MAX_LINE_CHARS) + 12 for j in window if j not in keep)
-        if used + cost > budget and keep:
+    for i in order:
+        if scores[i] < MIN_SCORE and keep:
             break
-        keep.extend(j for j in window if j not in keep)
+        tid = tids[i]
+        # Extremes are few by construction (the top values of a column): never capped.
+        if shown_per.get(tid, 0) >= PER_TEMPLATE and miner.count[tid] > SHOW_ALL_BELOW and i not in extreme:
+            continue
+        cost = min(len(lines[i]), MAX_LINE_CHARS) + 12
+        if used + cost > budget:
+            if keep:
+                continue
+            cost = budget  # a single line longer than the budget: shown cut
+        keep.append(i)
+        if i not in extreme:  # nor do they use up their template's share
+            shown_per[tid] = shown_per.get(tid, 0) + 1
         used += cost
-    keep.sort()
+        if severity[i] >= 0.7:
+            for j in range(i + 1, min(n, i + 1 + CONTINUATION_LINES)):
+                line = lines[j]
+                cost = min(len(line), MAX_LINE_CHARS) + 12
+                if not line[:1].isspace() or not line.strip() or j in keep or used + cost > budget:
+                    break
+                keep.append(j)
+                used += cost
+    keep = sorted(set(keep))
     out: list[str] = []
     prev = -2
     for j in keep:
         if j != prev + 1 and out:
             out.append("…")
-        mark = ">" if j in picked else " "
+        mark = ">" if intent_score[j] > 0 else " "
         line = lines[j] if len(lines[j]) <= MAX_LINE_CHARS else lines[j][:MAX_LINE_CHARS] + " …"
         out.append(f"{mark}{j + 1:>6}: {line}")
         prev = j
-    shown = sum(1 for j in keep if j in picked)
-    return IntentExcerpt("\n".join(out), len(chosen), shown, len(lines))
+    matched = sum(1 for s in intent_score if s > 0)
+    return IntentExcerpt("\n".join(out), matched, len(keep), n, len(miner.templates))
+
+
+def _intent_scores(lines: list[str], intent: str) -> list[float]:
+    """Per line, 0..1: the share of the intent's (line-frequency weighted) words it holds."""
+    matcher = Matcher(query_terms(intent))
+    held = [{k for _, _, k in matcher.positions(line[:2000])} for line in lines]
+    df: dict[str, int] = {}
+    for keys in held:
+        for k in keys:
+            df[k] = df.get(k, 0) + 1
+    n = len(lines)
+    # A word on every line weighs almost nothing; one on a single line weighs log(n). Shares are of
+    # what the present words could weigh at most, so a line holding only a common word scores low.
+    weight = {k: math.log(1 + n / d) for k, d in df.items()}
+    total = len(weight) * math.log(1 + n) or 1.0
+    return [sum(weight[k] for k in keys) / total for keys in held]
+
+
+def _extremes(lines: list[str], tids: list[int], miner: TemplateMiner) -> dict[int, float]:
+    """Line → 0..1 for numbers far above the rest of their template at the same token position."""
+    by_template: dict[int, list[int]] = {}
+    for i, tid in enumerate(tids):
+        if miner.count[tid] >= 20:
+            by_template.setdefault(tid, []).append(i)
+    found: dict[int, float] = {}
+    for tid, members in by_template.items():
+        slots = [p for p, token in enumerate(miner.templates[tid]) if token == WILD]
+        if not slots:
+            continue
+        columns: dict[int, list[tuple[float, int]]] = {p: [] for p in slots}
+        for i in members[:50000]:
+            tokens = line_tokens(lines[i][:2000])
+            for p in slots:
+                if p < len(tokens):
+                    m = _NUMBER.match(tokens[p])
+                    if m:
+                        columns[p].append((float(m.group(1)), i))
+        for values in columns.values():
+            if len(values) < 20:
+                continue
+            median = statistics.median(v for v, _ in values)
+            if median <= 0:
+                continue
+            for value, i in sorted(values, reverse=True)[:3]:
+                ratio = value / median
+                if ratio >= EXTREME_RATIO:
+                    found[i] = max(found.get(i, 0.0), min(1.0, math.log(ratio) / math.log(100)))
+    return found
+

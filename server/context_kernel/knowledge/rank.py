@@ -9,6 +9,7 @@ from .snippets import Matcher
 from .terms import stem
 
 RRF_K = 60
+LABEL_WEIGHT = 0.5
 
 
 def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:
@@ -30,13 +31,18 @@ def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matche
         if chunk is None:
             continue
         title_hits = {k for _, _, k in matcher.positions(chunk.title)}
+        # The source's name is the document's title when headings do not repeat it (a reference
+        # page `sql-vacuum.md` whose sections are `Description`, `Parameters`...).
+        label_hits = {k for _, _, k in matcher.positions(chunk.label.rsplit("/", 1)[-1])}
         body = matcher.positions(chunk.content[:20000])
         body_hits = {k for _, _, k in body}
         coverage = len(title_hits | body_hits) / max(1, len(wanted))
         title_cov = len(title_hits) / max(1, len(wanted))
+        label_cov = len(label_hits - title_hits) / max(1, len(wanted))
         proximity = _proximity(body, len(wanted))
         phrase_bonus = _phrase(chunk.content, body, phrase) if len(phrase) > 1 else 0.0
-        score = base * (1.0 + 2.0 * coverage + 1.0 * title_cov + 0.8 * proximity + 1.0 * phrase_bonus)
+        score = base * (1.0 + 2.0 * coverage + 1.0 * title_cov + LABEL_WEIGHT * label_cov + 0.8 * proximity
+                        + 1.0 * phrase_bonus)
         out.append((cid, score))
     out.sort(key=lambda item: -item[1])
     return out

@@ -5,13 +5,14 @@ Synchronous on purpose: the whole search runs on the store's worker thread in on
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
 from .fuzzy import correct
 from .rank import fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
-from .terms import WORD, query_terms, stem
+from .terms import WORD, query_terms, stem, words
 
 CANDIDATES = 30
 # A word in more chunks than this is too common to OR into the porter query (see _candidates).
@@ -19,6 +20,9 @@ COMMON_DF = 1000
 # A stem in at most this many chunks is rare enough to look for as a substring too.
 RARE = 3
 MAX_TRIGRAMS_PER_TERM = 8
+# A query token holding `_`, a digit, an inner dot or a camelCase hump names something exact.
+_TOKEN = re.compile(r"[\w.]+")
+_IDENTIFIER = re.compile(r"_|\d|\w\.\w|[a-z][A-Z]")
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,10 @@ class Hit:
     chunk: ChunkRow
     score: float
     snippet: str
+    also_in: tuple[str, ...] = ()
+    """Other sources holding the very same text (a vendored file, a copied page): named, not repeated."""
+    window: tuple[int, int] | None = None
+    """The span of the chunk the model found closest (hybrid hits): the reply's snippet is cut around it."""
 
 
 @dataclass
@@ -33,16 +41,23 @@ class SearchResult:
     query: str
     hits: list[Hit] = field(default_factory=list)
     corrections: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    """Query identifiers and words that no section (of the asked kind or source) holds."""
+    matcher: Matcher | None = None
+    """What matched, for the reply to cut snippets to the size it can give each hit."""
 
 
 @dataclass
 class LexicalRanking:
     """Every lexical candidate of a query, reranked, best first (what search and fusion start from)."""
-    matcher: Matcher
+    matcher: Matcher | None
+    """None when every word of the query was an identifier nothing holds."""
     ranked: list[tuple[int, float]]
     chunks: dict[int, ChunkRow]
     corrections: dict[str, str] = field(default_factory=dict)
     """Original word → the stem searched instead."""
+    missing: list[str] = field(default_factory=list)
+    """Query identifiers and words that no section holds (said in the reply)."""
 
 
 def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str | None = None,
@@ -51,9 +66,12 @@ def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str
     lexical = rank_lexical(repo, query, source=source, kind=kind)
     if lexical is None:
         return result
+    result.missing, result.matcher = lexical.missing, lexical.matcher
     matcher, chunks = lexical.matcher, lexical.chunks
-    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher, snippet_chars))
-            for cid, score in lexical.ranked[:limit]]
+    if matcher is None:
+        return result
+    hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher, snippet_chars), also)
+            for cid, score, also in fold_identical(lexical.ranked, chunks, limit)]
     finish(result, hits, lexical.corrections, sort)
     return result
 
@@ -64,8 +82,18 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     terms = query_terms(query)
     if not terms:
         return None
+    # An identifier is looked for as itself: its parts are never "corrected" (`API_TOKEN` became
+    # `taken`), and when nothing holds it, its parts alone (`prep`, `cif`) only find unrelated text.
+    exact = identifiers(query)
+    protected = {w for ident in exact for w in words(ident)}
+    missing = [ident for ident in exact if not _holds(repo, ident, source, kind)]
+    lost = {w for ident in missing for w in words(ident)} - _other_words(query, exact)
+    terms = [t for t in terms if t not in lost]
+    if not terms:
+        return LexicalRanking(None, [], {}, {}, missing)
     known = repo.stem_frequencies(list({stem(t) for t in terms}))
-    fixed = _corrected(repo, terms, known)
+    fixed, absent = _corrected(repo, terms, known, protected)
+    missing += absent
     corrections: dict[str, str] = {}
     if fixed:
         corrections = {t: f for t, f in zip(terms, fixed, strict=False) if t != f}
@@ -73,9 +101,9 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     matcher = Matcher(terms)
     ranked = _candidates(repo, terms, source, kind, known)
     if not ranked:
-        return LexicalRanking(matcher, [], {}, corrections)
+        return LexicalRanking(matcher, [], {}, corrections, missing)
     chunks = repo.chunks(list(ranked))
-    return LexicalRanking(matcher, rerank(ranked, chunks, matcher), chunks, corrections)
+    return LexicalRanking(matcher, rerank(ranked, chunks, matcher), chunks, corrections, missing)
 
 
 def finish(result: SearchResult, hits: list[Hit], corrections: dict[str, str], sort: str) -> None:
@@ -85,6 +113,24 @@ def finish(result: SearchResult, hits: list[Hit], corrections: dict[str, str], s
     if sort == "timeline":
         hits.sort(key=lambda h: (h.chunk.indexed_at, h.chunk.source_id, h.chunk.seq))
     result.hits = hits
+
+
+def fold_identical(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow],
+          limit: int) -> list[tuple[int, float, tuple[str, ...]]]:
+    """The best `limit` hits with identical texts folded into the first, which names where else
+    the text is: other sources by label, the same source's other sections by title."""
+    kept: dict[str, tuple[int, float, list[str]]] = {}
+    for cid, score in ranked:
+        chunk = chunks[cid]
+        key = chunk.content.strip()
+        if key in kept:
+            first = chunks[kept[key][0]]
+            where = chunk.label if chunk.label != first.label else chunk.title
+            if where not in kept[key][2] and where not in (first.label, first.title):
+                kept[key][2].append(where)
+        elif len(kept) < limit:
+            kept[key] = (cid, score, [])
+    return [(cid, score, tuple(also)) for cid, score, also in kept.values()]
 
 
 def trigram_expression(term: str) -> str:
@@ -126,16 +172,53 @@ def _trigram_match(repo: KnowledgeRepository, expression: str, *, limit: int, so
     return repo.match("trigram", expression, limit=limit, source=source, kind=kind)
 
 
-def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int]) -> list[str] | None:
-    """Replace words found nowhere in the index (not as a stem, not as a substring) by the closest stem."""
+def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int],
+               protected: set[str]) -> tuple[list[str] | None, list[str]]:
+    """Replace words found nowhere in the index (not as a stem, not as a substring) by the closest
+    stem; also the words found nowhere that nothing is close to."""
     stems = {t: stem(t) for t in terms if len(t) >= 4}
     fixed = []
+    absent = []
     for term in terms:
-        if term not in stems or stems[term] in known or _trigram_match(repo, trigram_expression(term), limit=1):
+        # "Found as a substring" is checked against the text: the trigram index holds no positions,
+        # so `vacum` matched every chunk holding `vacuum` and `document` and was never corrected.
+        if term not in stems or stems[term] in known or _holds(repo, term, None, None):
             fixed.append(term)
-        else:
-            fixed.append(correct(stems[term], repo.stems_near) or term)
-    return fixed if fixed != terms else None
+            continue
+        near = None if term in protected else correct(stems[term], repo.stems_near, raw=term)
+        fixed.append(near or term)
+        if near is None:
+            absent.append(term)
+    return (fixed if fixed != terms else None), absent
+
+
+def identifiers(query: str) -> list[str]:
+    """The query's tokens that name something exactly: `API_TOKEN`, `useEffect`, `v2.1`, `os.path`."""
+    found = []
+    for token in _TOKEN.findall(query[:2000]):
+        token = token.strip("._")
+        if len(token) >= 3 and _IDENTIFIER.search(token) and any(ch.isalpha() for ch in token):
+            found.append(token)
+    return list(dict.fromkeys(found))
+
+
+def _other_words(query: str, exact: list[str]) -> set[str]:
+    """Words of the query outside its identifiers."""
+    rest = query[:2000]
+    for ident in exact:
+        rest = rest.replace(ident, " ")
+    return set(words(rest))
+
+
+def _holds(repo: KnowledgeRepository, ident: str, source: str | None, kind: str | None) -> bool:
+    """Whether a section (of the asked source and kind) holds the identifier, case aside."""
+    if len(ident) < 3:
+        return True
+    # The trigram index keeps no positions: its hits are a superset, checked against the text.
+    ids = [cid for cid, _ in _trigram_match(repo, trigram_expression(ident.lower()), limit=20, source=source,
+                                            kind=kind)]
+    low = ident.lower()
+    return any(low in (c.title + "\n" + c.content).lower() for c in repo.chunks(ids).values())
 
 
 def _spelled(stemmed: str, hits: list[Hit]) -> str:

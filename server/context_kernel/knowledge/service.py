@@ -10,23 +10,24 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..errors import InvalidRequest
-from ..metering import count
+from ..metering import count, count_back, metering
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
+from ..security.redact import redact_output
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
-from .fusion import hybrid_search
+from .fusion import hybrid_search, window_snippet
 from .model import MAX_CHUNK_BYTES, Chunk
-from .search import SearchResult, search
-from .snippets import MAX_SNIPPET_CHARS
+from .search import Hit, SearchResult, search
+from .snippets import MAX_SNIPPET_CHARS, share_out, snippet
 from .walk import walk
 
 if TYPE_CHECKING:  # numpy and the model: only when the semantic extra is installed and on
@@ -51,6 +52,8 @@ class IndexReport:
     sources: list[SourceRow] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     root_label: str = ""
+    removed: list[str] = field(default_factory=list)
+    """Labels of files indexed from this directory before that this walk no longer covers."""
 
     @property
     def sections(self) -> int:
@@ -66,6 +69,8 @@ class SearchReply:
     text: str
     hits: int
     sent_bytes: int
+    back: dict[str, int] = field(default_factory=dict)
+    """bytes of the hits sent, per source label (what ctx_stats nets out of 'kept out')"""
 
 
 Ingest = Callable[[], Awaitable[object]]
@@ -75,8 +80,11 @@ class KnowledgeService:
     def __init__(self, *, db: Database, repo: KnowledgeRepository, project_dir: Path, search_budget: int,
                  guard: DenyGuard | None = None,
                  spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+                 forgotten_before: Callable[[], float] | None = None,
                  semantic: SemanticRecall | None = None) -> None:
         self._ingest: Ingest | None = None
+        # Sections sent before this time count as forgotten (a compaction, the resend period).
+        self._forgotten_before = forgotten_before or (lambda: 0.0)
         self._semantic = semantic
         self._db = db
         self._repo = repo
@@ -112,10 +120,14 @@ class KnowledgeService:
 
     async def index_text(self, *, label: str, text: str, name: str = "", kind: str = "text",
                          origin: str | None = None, session_id: str | None = None,
-                         mtime: float | None = None) -> SourceRow:
+                         mtime: float | None = None, redact: bool = False) -> SourceRow:
+        """`redact`: secrets in `text` are replaced before it is chunked (outputs of the agent's code:
+        what it printed may hold a token; the execution record keeps it raw as the audit trail)."""
+        if redact:
+            text = await anyio.to_thread.run_sync(redact_output, text)
         spec = await anyio.to_thread.run_sync(self._spec, label, text, name, kind, origin, session_id, mtime)
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
-        count(bytes_indexed=row.bytes)
+        count(bytes_indexed=row.bytes, source=row.label)
         self._trigram_later()
         return row
 
@@ -150,16 +162,18 @@ class KnowledgeService:
 
     async def index_chunks(self, *, label: str, chunks: list[Chunk], text: str, kind: str,
                            session_id: str | None = None, origin: str | None = None,
-                           project_dir: str | None = None) -> SourceRow:
+                           project_dir: str | None = None, redact: bool = False) -> SourceRow:
         """Index chunks made by the caller (batch outputs: one titled group per command; a session's
-        hook events, filed under the project the hooks saw)."""
+        hook events, filed under the project the hooks saw). `redact` as for `index_text`."""
+        if redact:
+            chunks, text = await anyio.to_thread.run_sync(_redacted_chunks, chunks, text)
         data = text.encode("utf-8", "replace")
         digest = await anyio.to_thread.run_sync(lambda: hashlib.sha256(data).hexdigest())
         spec = SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin, size=len(data),
                           content_hash="sha256:" + digest, session_id=session_id,
                           project_dir=project_dir or str(self._project_dir))
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
-        count(bytes_indexed=row.bytes)
+        count(bytes_indexed=row.bytes, source=row.label)
         self._trigram_later()
         return row
 
@@ -175,7 +189,7 @@ class KnowledgeService:
                          respect_gitignore: bool = True, session_id: str | None = None) -> IndexReport:
         if self._guard is not None:
             self._guard.check_path(path)
-        real = resolve_in_project(self._project_dir, path, want="any")
+        real = resolve_in_project(self._project_dir, path, want="any", tool="ctx_index")
         report = IndexReport()
         if real.is_file():
             label = source or self._relative(real)
@@ -207,8 +221,14 @@ class KnowledgeService:
                 batch, size = [], 0
         if batch:
             report.sources += await self._index_files(batch, session_id)
+        if not any(why.startswith("over max_files") for why in report.skipped):
+            # A narrower include/exclude (or a deleted file) must not leave the old files searchable.
+            # A walk cut short by max_files did not look at every file, so it removes nothing.
+            report.removed = await self._prune_under(real, {s.label for s in report.sources})
         indexed = sum(s.bytes for s in report.sources)
-        count(bytes_in=indexed, bytes_indexed=indexed)
+        count(bytes_in=indexed)
+        for s in report.sources:
+            count(bytes_indexed=s.bytes, source=s.label)
         self._trigram_later()
         return report
 
@@ -227,21 +247,35 @@ class KnowledgeService:
         return await self.index_text(label=label, text=data.decode("utf-8", "replace"), name=path.name,
                                      kind="file", origin=str(path), session_id=session_id, mtime=mtime)
 
+    async def _prune_under(self, root: Path, kept: set[str]) -> list[str]:
+        rows = await self._db.run(self._repo.sources, None, ["file"])
+        prefix = str(root) + os.sep
+        gone = [r.label for r in rows if r.origin and r.origin.startswith(prefix) and r.label not in kept]
+        if gone:
+            await self._db.run(self._repo.delete_sources, gone)
+        return gone
+
     def _relative(self, path: Path) -> str:
         root = self._project_dir.resolve()
         return "." if path == root else str(path.relative_to(root))
 
-    async def refresh_stale(self, source: str | None = None) -> list[str]:
-        """Re-index file sources whose file changed since they were indexed (checked at search time)."""
+    async def refresh_stale(self, source: str | None = None) -> tuple[list[str], list[str]]:
+        """Re-index file sources whose file changed since they were indexed, and drop those whose
+        file is gone (checked at search time): (re-indexed labels, dropped labels)."""
         rows = [r for r in await self._db.run(self._repo.sources, source, ["file"]) if r.origin]
         if not rows:
-            return []
-        changed = await anyio.to_thread.run_sync(_changed_files, rows)
+            return [], []
+        changed, gone = await anyio.to_thread.run_sync(_changed_files, rows)
         for row, text, mtime in changed:
             assert row.origin is not None
-            await self.index_text(label=row.label, text=text, name=Path(row.origin).name, kind="file",
-                                  origin=row.origin, session_id=row.session_id, mtime=mtime)
-        return [row.label for row, _, _ in changed]
+            # Re-indexed on the search's time, but not taken in by it: indexed, under no source of its own.
+            with metering() as inner:
+                await self.index_text(label=row.label, text=text, name=Path(row.origin).name, kind="file",
+                                      origin=row.origin, session_id=row.session_id, mtime=mtime)
+            count(bytes_indexed=inner.bytes_indexed)
+        if gone:
+            await self._db.run(self._repo.delete_sources, [row.label for row in gone])
+        return [row.label for row, _, _ in changed], [row.label for row in gone]
 
     async def purge(self, *, scope: str, session_id: str) -> dict[str, int]:
         if scope == "project":
@@ -266,8 +300,14 @@ class KnowledgeService:
             raise InvalidRequest("queries is empty", hint="pass one or more search strings: queries=[\"...\"]")
         if self._ingest is not None:
             await self._ingest()
-        refreshed = await self.refresh_stale(source)
+        reindexed, dropped = await self.refresh_stale(source)
+        notes = []
+        if reindexed:
+            notes.append(f"(re-indexed {len(reindexed)} changed file(s) first: {', '.join(reindexed[:5])})")
+        if dropped:
+            notes.append(f"(dropped {len(dropped)} deleted file(s) from the index: {', '.join(dropped[:5])})")
         call_no = self._calls[session_id] = self._calls.get(session_id, 0) + 1
+        since = self._forgotten_before()
         # Queries are embedded before the hop, so the database thread never waits for the model.
         vectors = await self._semantic.embed_queries(wanted) if self._semantic is not None else None
         chars = snippet_chars(self._budget, limit)
@@ -284,17 +324,27 @@ class KnowledgeService:
             # Every query, what this session was already sent, and the record of what it is sent
             # now: one visit to the database thread.
             results = [one(i, q) for i, q in enumerate(wanted)]
-            already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits])
-            text, sent_ids, shown = render(results, already, self._budget, refreshed)
+            already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits], since=since)
+            text, sent_ids, shown, back = render(results, already, self._budget, notes, content_type)
             self._repo.mark_sent(session_id, sent_ids, call_no)
-            return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()))
+            return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()), back=back)
 
-        return await self._db.run(one_hop)
+        reply = await self._db.run(one_hop)
+        count_back(reply.back)
+        return reply
 
 
-def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
-    """File sources whose file changed since indexing: (row, new text, mtime). Blocking: a worker thread."""
+def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
+    """Blocking: a worker thread."""
+    clean = [replace(c, title=redact_output(c.title), content=redact_output(c.content)) for c in chunks]
+    return clean, redact_output(text)
+
+
+def _changed_files(rows: list[SourceRow]) -> tuple[list[tuple[SourceRow, str, float]], list[SourceRow]]:
+    """File sources whose file changed since indexing, (row, new text, mtime), and those whose file
+    no longer exists. Blocking: a worker thread."""
     changed = []
+    gone = []
     for row in rows:
         assert row.origin is not None
         try:
@@ -302,40 +352,47 @@ def _changed_files(rows: list[SourceRow]) -> list[tuple[SourceRow, str, float]]:
             if mtime == row.mtime:
                 continue
             text = Path(row.origin).read_bytes().decode("utf-8", "replace")
+        except FileNotFoundError:
+            gone.append(row)
+            continue
         except OSError:
-            continue  # deleted or unreadable: keep what was indexed
+            continue  # unreadable for now (permissions, a busy network mount): keep what was indexed
         if "sha256:" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest() != row.content_hash:
             changed.append((row, text, mtime))
-    return changed
+    return changed, gone
 
 
 def render(results: list[SearchResult], already: dict[int, int], budget: int,
-           refreshed: list[str]) -> tuple[str, list[int], int]:
-    """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named."""
-    parts: list[str] = []
-    if refreshed:
-        parts.append(f"(re-indexed {len(refreshed)} changed file(s) first: {', '.join(refreshed[:5])})")
+           notes: list[str], kind: str | None = None) -> tuple[str, list[int], int, dict[str, int]]:
+    """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named.
+    Also the bytes of the hits sent, per source label.
+
+    New hits share the budget left after headers: each may grow to its share, and what a short
+    hit does not need goes to the others (a fixed 1,500-character snippet cut answers out of
+    replies that used half their budget).
+    """
+    parts: list[str] = list(notes)
+    headers = [_header(result, kind) for result in results]
+    snippets = _sized_snippets(results, already, budget - sum(len(p.encode()) + 2 for p in parts), headers)
     used = sum(len(p.encode()) for p in parts)
     sent: list[int] = []
     seen_now: set[int] = set()
     shown = 0
     left_out = 0
-    for result in results:
-        header = f"## {result.query}"
-        if result.corrections:
-            header += "\n(no match for " + ", ".join(f"'{a}' — searched '{b}'" for a, b in result.corrections.items())
-            header += ")"
-        if not result.hits:
-            header += "\n(no results)"
+    back: dict[str, int] = {}
+    for result, header in zip(results, headers, strict=True):
         block = [header]
         for hit in result.hits:
             c = hit.chunk
-            where = f"{c.title} — source: {c.label}"
+            where = _where(hit)
             if c.id in already or c.id in seen_now:
                 when = f"search call {already[c.id]}" if c.id in already else "this reply"
                 entry = f"### {where}\n(already sent in {when}; not repeated)"
+            elif c.id in snippets:
+                entry = f"### {where}\n{snippets[c.id]}"
             else:
-                entry = f"### {where}\n{hit.snippet}"
+                left_out += 1
+                continue
             size = len(entry.encode()) + 1
             if used + size > budget and shown:
                 left_out += 1
@@ -346,9 +403,76 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
             if c.id not in already and c.id not in seen_now:
                 sent.append(c.id)
                 seen_now.add(c.id)
+                back[c.label] = back.get(c.label, 0) + size
         parts.append("\n".join(block))
         used += len(header.encode())
     if left_out:
         parts.append(f"[{left_out} more hit(s) left out to stay within {budget // 1024} KB: narrow with source= "
                      "or a more specific query]")
-    return "\n\n".join(parts), sent, shown
+    return "\n\n".join(parts), sent, shown, back
+
+
+# A hit is worth showing with at least this much text; below it, lower-ranked hits are left out.
+MIN_SHARE = 500
+# Room kept for entry separators and the "left out" note.
+RESERVE = 160
+
+
+def _where(hit: Hit) -> str:
+    where = f"{hit.chunk.title} — source: {hit.chunk.label}"
+    if hit.also_in:
+        where += " (same text in " + ", ".join(hit.also_in[:5]) + (", …" if len(hit.also_in) > 5 else "") + ")"
+    return where
+
+
+def _header(result: SearchResult, kind: str | None) -> str:
+    header = f"## {result.query}"
+    if result.corrections:
+        header += "\n(no match for " + ", ".join(f"'{a}' — searched '{b}'" for a, b in result.corrections.items())
+        header += ")"
+    if result.missing:
+        names = ", ".join(f"'{m}'" for m in result.missing)
+        header += f"\n(no {kind + ' ' if kind else ''}section holds {names}"
+        header += "; the results match the query's other words)" if result.hits else ")"
+    if not result.hits:
+        header += "\n(no results)"
+    return header
+
+
+def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget: int,
+                    headers: list[str]) -> dict[int, str]:
+    """Chunk id → its snippet, for the new hits that get a share of the budget."""
+    fixed = sum(len(h.encode()) + 2 for h in headers) + RESERVE
+    fresh: list[tuple[int, int, SearchResult, int]] = []  # (rank in its query, query, result, hit index)
+    seen: set[int] = set()
+    for q, result in enumerate(results):
+        for rank, hit in enumerate(result.hits):
+            c = hit.chunk
+            fixed += len(f"### {_where(hit)}\n".encode()) + 1
+            if c.id in already or c.id in seen:
+                fixed += 48  # "(already sent in ...; not repeated)"
+                continue
+            seen.add(c.id)
+            fresh.append((rank, q, result, rank))
+    # Best hits of every query first: when the budget cannot give each a useful share, the
+    # lowest-ranked ones are left out, not every one cut to a few lines.
+    fresh.sort(key=lambda item: (item[0], item[1]))
+    room = max(0, budget - fixed)
+    fresh = fresh[:max(1, room // MIN_SHARE)]
+    wants = [len(r.hits[i].chunk.content.encode()) for _, _, r, i in fresh]
+    out: dict[int, str] = {}
+    for (_, _, result, i), share in zip(fresh, share_out(wants, room), strict=True):
+        hit = result.hits[i]
+        content = hit.chunk.content
+        if share >= len(content.encode()):
+            out[hit.chunk.id] = content
+            continue
+        # Shares are bytes, snippets count characters: scale by the chunk's own ratio.
+        chars = max(MIN_SHARE // 2, share * len(content) // max(1, len(content.encode())) - 8)
+        if hit.window is not None:  # a hybrid hit: around where the model found the meaning
+            out[hit.chunk.id] = window_snippet(content, *hit.window, chars)
+        elif result.matcher is None:
+            out[hit.chunk.id] = hit.snippet
+        else:
+            out[hit.chunk.id] = snippet(content, result.matcher, limit=chars)
+    return out

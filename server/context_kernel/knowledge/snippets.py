@@ -72,35 +72,115 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum()
 
 
+def share_out(wants: list[int], budget: int) -> list[int]:
+    """Split `budget` between hits wanting `wants` chars: equal shares, and what a small hit does
+    not need goes to the larger ones (water-filling), in the hits' order."""
+    given = [0] * len(wants)
+    left, pending = budget, len(wants)
+    for i in sorted(range(len(wants)), key=lambda i: wants[i]):
+        given[i] = max(0, min(wants[i], left // pending))
+        left -= given[i]
+        pending -= 1
+    return given
+
+
 def snippet(content: str, matcher: Matcher, limit: int = MAX_SNIPPET_CHARS) -> str:
-    """Line-aligned windows around matches, densest first, up to `limit` chars, in document order."""
+    """Line-aligned windows around matches, densest first, up to `limit` chars, in document order.
+
+    Dense means holding more of the query's distinct words, then more matches. A window larger
+    than the limit is narrowed to its densest run of whole lines: a cut never falls inside a line
+    (half a line of code is worse than none).
+    """
     if len(content) <= limit:
         return content
     hits = matcher.positions(content)
     if not hits:
-        return content[:limit].rsplit("\n", 1)[0] + "\n…"
+        return _whole_lines(content, 0, limit) + "\n…"
     windows: list[list[int]] = []
-    for start, end, _ in hits:
+    keys: list[set[str]] = []
+    for start, end, key in hits:
         lo = content.rfind("\n", 0, max(0, start - CONTEXT_CHARS)) + 1
         hi = content.find("\n", min(len(content), end + CONTEXT_CHARS))
         hi = len(content) if hi == -1 else hi
         if windows and lo <= windows[-1][1]:
             windows[-1][1] = max(windows[-1][1], hi)
             windows[-1][2] += 1
+            keys[-1].add(key)
         else:
             windows.append([lo, hi, 1])
-    chosen: list[list[int]] = []
+            keys.append({key})
+    order = sorted(range(len(windows)), key=lambda w: (-len(keys[w]), -windows[w][2]))
+    chosen: list[tuple[int, int]] = []
     used = 0
-    for win in sorted(windows, key=lambda w: -w[2]):
-        size = win[1] - win[0]
-        if used + size > limit:
-            if not chosen:  # a single dense window larger than the limit: centre it on its matches
-                chosen.append([win[0], win[0] + limit, win[2]])
+    for w in order:
+        lo, hi, _ = windows[w]
+        if used + hi - lo > limit:
+            if not chosen:
+                chosen.append(_densest_lines(content, lo, hi, hits, limit))
+                used = chosen[0][1] - chosen[0][0]
             continue
-        chosen.append(win)
-        used += size
+        chosen.append((lo, hi))
+        used += hi - lo
     chosen.sort()
-    parts = [content[lo:hi].strip("\n") for lo, hi, _ in chosen]
+    parts = [content[lo:hi].strip("\n") for lo, hi in chosen]
     prefix = "…\n" if chosen[0][0] > 0 else ""
     suffix = "\n…" if chosen[-1][1] < len(content) else ""
     return prefix + "\n…\n".join(parts) + suffix
+
+
+def _whole_lines(content: str, lo: int, limit: int) -> str:
+    piece = content[lo:lo + limit]
+    if lo + limit < len(content) and "\n" in piece:
+        piece = piece.rsplit("\n", 1)[0]
+    return piece
+
+
+def _densest_lines(content: str, lo: int, hi: int, hits: list[tuple[int, int, str]], limit: int) -> tuple[int, int]:
+    """The run of whole lines in [lo, hi) of at most `limit` chars holding the most distinct query
+    words, then the most matches."""
+    starts = [lo]
+    while True:
+        nl = content.find("\n", starts[-1], hi)
+        if nl == -1:
+            break
+        starts.append(nl + 1)
+    ends = [*starts[1:], hi]
+    per_line: list[list[str]] = [[] for _ in starts]
+    line = 0
+    for start, _, key in hits:
+        if not lo <= start < hi:
+            continue
+        while line + 1 < len(starts) and starts[line + 1] <= start:
+            line += 1
+        per_line[line].append(key)
+    best = (-1, -1, 0, 0)
+    first = 0
+    counts: dict[str, int] = {}
+    total = 0
+    for last in range(len(starts)):
+        for key in per_line[last]:
+            counts[key] = counts.get(key, 0) + 1
+            total += 1
+        while first < last and ends[last] - starts[first] > limit:
+            for key in per_line[first]:
+                counts[key] -= 1
+                if not counts[key]:
+                    del counts[key]
+                total -= 1
+            first += 1
+        if counts and ends[last] - starts[first] <= limit and (len(counts), total) > best[:2]:
+            best = (len(counts), total, first, last)
+    if best[0] < 0:
+        # Every matching line is longer than the limit (a prose paragraph on one line): the only
+        # cut that must fall inside a line, made at spaces, around the first match.
+        first_hit = next(start for start, _, _ in hits if lo <= start < hi)
+        begin = max(lo, first_hit - limit // 4)
+        if begin > lo:
+            space = content.find(" ", begin, first_hit)
+            begin = space + 1 if space != -1 else begin
+        end = min(hi, begin + limit)
+        if end < hi:
+            space = content.rfind(" ", first_hit, end)
+            end = space if space > first_hit else end
+        return begin, end
+    return starts[best[2]], ends[best[3]]

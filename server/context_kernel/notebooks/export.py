@@ -3,10 +3,19 @@
 A notebook has one kernel, so a session that used several languages becomes one notebook per
 kernel (each replayable by its own kernel, cells in the order they ran) plus an index notebook
 that tells the whole story in order, with each step's language and where its cell lives. A
-single-kernel session is one notebook. Every execution appears: refused calls as markdown notes,
+single-kernel session is one notebook. Every execution appears: refused calls, and calls whose kernel
+could not be had (unknown, did not start), as markdown notes,
 cells that never finished (the server was killed) as code cells marked interrupted, cells that
 hit their time limit as code cells marked timeout with that limit (replay runs them under the
 same limit), and `ctx_batch_execute` commands as shell cells whose first line names the label.
+
+The files are what Jupyter tools expect of a notebook under version control: exporting the same
+session twice writes the same bytes (cell ids derive from execution ids, and no export time is
+written), and every notebook names a kernelspec — the index the session's first kernel, so
+JupyterLab opens it without asking for one (its cells are all markdown: it is marked `role:
+index`, and replay replays the notebooks it lists). What the agent was shown, when it differs
+from the recorded output (head and tail, intent matches, a placeholder line for an image), is
+the first output of the cell, where a reader looks before the output itself.
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ import nbformat
 from nbformat import v4
 
 from ..kernels.languages import language_for_kernel
-from ..store.executions import ExecutionRow
+from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
+from ..wording import counted
 from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
@@ -31,6 +41,8 @@ BATCH_TOOL = "ctx_batch_execute"
 # How the execution service notes a batch command's label: `batch command "<label>": …` (a JSON
 # string, so any label survives).
 _BATCH_NOTE = re.compile(r'^batch command ("(?:[^"\\]|\\.)*")')
+# …and what stopped a command that ran out of time: `…; stopped by the batch's 2 s time budget`.
+_BATCH_LIMIT = re.compile(r"search results; stopped by (.+)$")
 
 
 @dataclass
@@ -60,24 +72,27 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     """
     directory.mkdir(parents=True, exist_ok=True)
     stem = f"session-{_safe(session_id)}"
-    kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and r.status != "refused"))
+    kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and _ran(r)))
     result = Export(executions=len(rows))
     meta = {"session": session_id, **({"project_dir": project_dir} if project_dir else {})}
     if len(kernels) <= 1:
         nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])})
         for row in rows:
             nb.cells.append(_cell(row, outputs))
+        _stable_ids(nb.cells, rows, "note")
         result.notebooks.append(_write(nb, directory / f"{stem}.ipynb", kernels[0] if kernels else None))
         return result
     per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}) for k in kernels}
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
     # The index names its notebooks so `replay` given the index replays each of them.
-    index = _notebook(None, kernelspecs, {**meta, "notebooks": [paths[k].name for k in kernels]})
+    index = _notebook(kernels[0], kernelspecs, {**meta, "role": "index",
+                                                "notebooks": [paths[k].name for k in kernels]})
     index.cells.append(v4.new_markdown_cell(
-        f"# Session {session_id}\n\n{len(rows)} executions in {len(kernels)} kernels. Each kernel's cells are in "
-        "their own notebook (replayable with that kernel); this index tells the whole story in order."))
+        f"# Table of contents: session {session_id}\n\n{counted(len(rows), 'execution')} in {len(kernels)} kernels. "
+        "Each kernel's cells are in their own notebook (replayable with that kernel); this index tells the whole "
+        "story in order and runs nothing itself."))
     for step, row in enumerate(rows, 1):
-        if row.kernel_name in per_kernel and row.status != "refused":
+        if row.kernel_name in per_kernel and _ran(row):
             nb = per_kernel[row.kernel_name]
             cell = _cell(row, outputs)
             nb.cells.append(cell)
@@ -92,6 +107,8 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
             if note.cell_type == "markdown":
                 note.source = f"**Step {step}** — {note.source.removeprefix('> ')}"
             index.cells.append(note)
+    index.cells[0].id = "session"
+    _stable_ids(index.cells[1:], rows, "step")
     result.notebooks.append(_write(index, directory / f"{stem}.ipynb", None))
     for k in kernels:
         result.notebooks.append(_write(per_kernel[k], paths[k], k))
@@ -116,12 +133,28 @@ def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, An
         nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": spec.get("display_name", kernel_name),
                                      "language": spec.get("language", "")}
         nb.metadata["language_info"] = {"name": spec.get("language", "")}
-    nb.metadata["context_kernel"] = {"exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **meta}
+    # No export time: two exports of one session are the same file (nbdime, git diff show nothing).
+    nb.metadata["context_kernel"] = meta
     return nb
+
+
+def _stable_ids(cells: list[Any], rows: list[ExecutionRow], prefix: str) -> None:
+    """Give the cells told of `rows` (one each, in order) ids derived from the execution ids: new
+    random ids on every export would make every cell look changed to nbdime. A code cell keeps its
+    `exec-N`, shared with the per-kernel notebook."""
+    for cell, row in zip(cells, rows, strict=True):
+        if not cell.id.startswith("exec-"):
+            cell.id = f"{prefix}-{row.id}"
 
 
 def _status(row: ExecutionRow) -> str:
     return "interrupted" if row.status in ("pending", "running") else row.status
+
+
+def _ran(row: ExecutionRow) -> bool:
+    """Whether the call reached a kernel: refused calls and calls whose kernel could not be had did
+    not, and get no code cell (a notebook for a kernel no machine has could never be replayed)."""
+    return row.status != "refused" and not (row.status == "error" and row.error_name in NEVER_RAN_ERRORS)
 
 
 def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
@@ -129,6 +162,10 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
         return v4.new_markdown_cell(
             f"> **Refused call** ({row.tool}, {row.language or row.kernel_name or 'no language'}): "
             f"{(row.error_value or '').strip()}\n\n" + _fence(row.code, row.language))
+    if not _ran(row):
+        return v4.new_markdown_cell(
+            f"> **Call not run** ({row.tool}, kernel {row.kernel_name or 'none'}): the kernel could not be had — "
+            f"{(row.error_value or row.error_name or '').strip()}\n\n" + _fence(row.code, row.language))
     cell = v4.new_code_cell(source=_source(row))
     cell.id = f"exec-{row.id}"
     cell.execution_count = row.execution_count
@@ -144,22 +181,53 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
         meta["file"] = {"path": row.file_path, "hash": row.file_hash}
     if row.tool == BATCH_TOOL:
         meta["batch_label"] = batch_label(row.note)
-    if row.returned_kind in ("trimmed", "intent", "indexed") and row.returned_text is not None:
-        # What the agent was shown differs from the full output: keep it, visibly.
+    placeholders = _placeholders(cell.outputs)
+    if placeholders:
+        meta["placeholders"] = placeholders
+        if row.returned_kind == "full":
+            meta["agent_saw"] = "placeholder"
+    if meta["agent_saw"] in ("trimmed", "intent", "indexed", "placeholder") and row.returned_text is not None:
+        # What the agent was shown differs from the full output: keep it, visibly, before the output.
         meta["agent_reply"] = row.returned_text
-        cell.outputs.append(v4.new_output("stream", name="stdout", text=(
-            f"\n[context-kernel: the agent was shown {row.returned_kind} output "
-            f"({row.bytes_returned} of {row.bytes_produced} bytes); see cell metadata context_kernel.agent_reply]\n")))
+        cell.outputs.insert(0, v4.new_output("stream", name="stdout", text=(
+            f"[context-kernel: the agent was shown {agent_view(meta)}; see cell metadata "
+            "context_kernel.agent_reply]\n")))
     if status == "interrupted":
+        why = ("the call was cancelled while it ran (the client went away, or the server stopped) and the cell was "
+               "interrupted" if row.status == "interrupted" else "the server stopped while it ran")
         cell.outputs.append(v4.new_output("stream", name="stderr", text=(
-            "[context-kernel: this cell never finished — the server stopped while it ran; replay skips it]\n")))
+            f"[context-kernel: this cell never finished — {why}; replay skips it]\n")))
     elif status == "timeout":
         meta["timeout_ms"] = row.timeout_ms
         limit = f"{row.timeout_ms / 1000:g} s" if row.timeout_ms else "its time limit"
+        stopped_by = _BATCH_LIMIT.search(row.note or "") if row.tool == BATCH_TOOL else None
+        what = (f"stopped by {stopped_by.group(1)} ({limit} of it left when the command began)" if stopped_by
+                else f"timed out after {limit}")
         cell.outputs.append(v4.new_output("stream", name="stderr", text=(
-            f"[context-kernel: timed out after {limit} and was interrupted; replay runs it under the same limit]\n")))
+            f"[context-kernel: {what} and was interrupted; replay runs it under the same limit]\n")))
     cell.metadata["context_kernel"] = {k: v for k, v in meta.items() if v is not None}
     return cell
+
+
+def _placeholders(outputs: list[Any]) -> list[str]:
+    """The MIME types of rich outputs (plots, HTML tables) the agent got a placeholder line for,
+    not the data (execution/collector.py)."""
+    return sorted({mime for o in outputs for mime in o.get("data", {}) if mime != "text/plain"})
+
+
+def agent_view(meta: dict[str, Any]) -> str:
+    """What the agent was shown, in words: the kind of reply and its size next to the output's (a
+    90-byte reply to a 17 KB plot is a placeholder, not '90 of 17,641 bytes' of it)."""
+    seen = meta.get("agent_saw") or "full"
+    kinds = {"full": "full output", "trimmed": "trimmed output (head and tail)",
+             "intent": "intent output (the matching lines)", "indexed": "search results (the output was indexed)",
+             "placeholder": "the text output"}
+    what = kinds.get(seen, f"{seen} output")
+    placeholders = meta.get("placeholders") or []
+    if placeholders:
+        what += f", a placeholder instead of {', '.join(placeholders)}"
+    return (f"{what} — a {meta.get('bytes_returned', 0):,}-byte reply; the cell produced "
+            f"{meta.get('bytes_produced', 0):,} bytes")
 
 
 def _source(row: ExecutionRow) -> str:

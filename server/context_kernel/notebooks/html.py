@@ -10,6 +10,8 @@ import nbformat
 from nbconvert import HTMLExporter
 from nbformat import v4
 
+from .export import agent_view
+
 
 def to_html(notebook_path: Path) -> Path:
     """Write `<notebook>.html` next to the notebook and return its path."""
@@ -33,9 +35,7 @@ def to_html(notebook_path: Path) -> Path:
 
 
 def _agent_view(meta: dict[str, Any]) -> str:
-    seen = meta.get("agent_saw") or "full"
-    head = (f"> **Shown to the agent:** {seen} output — {meta.get('bytes_returned', 0):,} of "
-            f"{meta.get('bytes_produced', 0):,} bytes · {meta.get('status')} · {meta.get('duration_ms', '?')} ms")
+    head = f"> **Shown to the agent:** {agent_view(meta)} · {meta.get('status')} · {meta.get('duration_ms', '?')} ms"
     if meta.get("intent"):
         head += f" · intent: *{meta['intent']}*"
     reply = meta.get("agent_reply")

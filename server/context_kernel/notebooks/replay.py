@@ -2,6 +2,8 @@
 
 Volatile parts are normalised before comparing (memory addresses, timestamps, durations, temp
 paths, ANSI codes, execution counts in tracebacks), and our own annotation lines are ignored.
+Raster images (a plot) are compared by their decoded pixels with a tolerance for renderer noise
+(images.py): a plot of changed data is a difference even when every text output matches.
 Each stream is compared as a whole: how a kernel splits its output into messages, and how
 stdout and stderr interleave, depend on timing. Cells that read a file (`ctx_execute_file`)
 report when the file's hash changed since the session.
@@ -18,7 +20,9 @@ Any other cell that runs past `timeout_s` is interrupted and reported `differ`, 
 goes on with the next cell; nothing waits forever.
 
 Given the index notebook of a mixed-language session, replay runs each per-kernel notebook it
-lists, and the report names the notebook of each cell.
+lists, and the report names the notebook of each cell and tallies each notebook; a notebook that
+cannot run here (its kernel is not installed, it is missing) is reported as not replayed and the
+others still run.
 
 A notebook whose cells ran in a project's environment (`metadata.context_kernel.python`, a kernel
 named `ck-python-…`) replays in that same interpreter, with its environment activated as in the
@@ -33,7 +37,7 @@ import difflib
 import hashlib
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -46,6 +50,7 @@ from ..errors import KernelUnavailable, ReplayError
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
+from .images import RASTER_TYPES, image_difference
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
@@ -86,14 +91,25 @@ class CellReport:
 
 
 @dataclass
+class NotebookOutcome:
+    """One per-kernel notebook of an index: replayed, or why not (its kernel is missing here...)."""
+
+    name: str
+    problem: str = ""
+
+
+@dataclass
 class ReplayReport:
     cells: list[CellReport] = field(default_factory=list)
     stopped: str = ""
     """Why the replay ended early (the kernel died), or empty."""
+    notebooks: list[NotebookOutcome] = field(default_factory=list)
+    """Given an index: each notebook it lists, in order, so one that cannot run does not hide the others."""
 
     @property
     def ok(self) -> bool:
-        return not self.stopped and all(c.status != "differ" for c in self.cells)
+        return (not self.stopped and all(c.status != "differ" for c in self.cells)
+                and not any(n.problem for n in self.notebooks))
 
     @property
     def diverging(self) -> list[CellReport]:
@@ -110,12 +126,18 @@ class ReplayReport:
                 lines.append(c.diff)
         if self.stopped:
             lines.append(f"replay stopped early: {self.stopped}")
-        matched = sum(c.status == "match" for c in self.cells)
-        compared = sum(c.status != "skipped" for c in self.cells)
-        skipped = len(self.cells) - compared
-        lines.append(f"{matched} of {compared} cells match" + (f", {skipped} skipped" if skipped else "")
-                     + ("" if self.ok else "; see the differences above"))
+        for nb in self.notebooks:
+            ran = [c for c in self.cells if c.notebook == nb.name]
+            lines.append(f"{nb.name}: " + (f"not replayed — {nb.problem}" if nb.problem else _tally(ran)))
+        lines.append(_tally(self.cells) + ("" if self.ok else "; see the differences above"))
         return "\n".join(lines)
+
+
+def _tally(cells: list[CellReport]) -> str:
+    matched = sum(c.status == "match" for c in cells)
+    compared = sum(c.status != "skipped" for c in cells)
+    skipped = len(cells) - compared
+    return f"{matched} of {compared} cells match" + (f", {skipped} skipped" if skipped else "")
 
 
 def normalise(text: str) -> str:
@@ -149,31 +171,53 @@ def comparable(outputs: list[dict[str, Any]]) -> str:
 
 
 def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
-           place: KernelPlace | None = None) -> ReplayReport:
+           place: KernelPlace | None = None,
+           run_one: Callable[[Any, int], ReplayReport] | None = None) -> ReplayReport:
     """Run the notebook (or each notebook an index lists) in a fresh kernel and compare outputs.
 
     `cwd` defaults to the directory the session ran in, when it still exists, else the
-    notebook's own directory.
+    notebook's own directory. `run_one(notebook, timeout_s)` runs each notebook instead of a local
+    kernel (notebooks/gateway_replay.py, for `replay --gateway-url`).
     """
     place = place or KernelPlace()
     nb = nbformat.read(path, as_version=4)
-    if nb.metadata.get("kernelspec"):
-        return _replay_one(path, nb, timeout_s, cwd, place)
+
+    def one(at: Path, notebook: Any) -> ReplayReport:
+        if run_one is not None:
+            return run_one(notebook, timeout_s)
+        return _replay_one(at, notebook, timeout_s, cwd, place)
+
+    if nb.metadata.get("kernelspec") and not nb.metadata.get("context_kernel", {}).get("notebooks"):
+        return one(path, nb)
     listed = nb.metadata.get("context_kernel", {}).get("notebooks")
     if not listed:
         raise ReplayError(f"{path} names no kernel and lists no per-kernel notebooks to replay")
     missing = [name for name in listed if not (path.parent / name).is_file()]
-    if missing:
+    if len(missing) == len(listed):
         raise ReplayError(f"{path} lists notebooks that are not next to it: {', '.join(missing)}")
     report = ReplayReport()
     for name in listed:
-        part = _replay_one(path.parent / name, nbformat.read(path.parent / name, as_version=4), timeout_s, cwd,
-                           place)
+        outcome = NotebookOutcome(name)
+        report.notebooks.append(outcome)
+        if name in missing:
+            outcome.problem = "it is not next to the index"
+            continue
+        try:
+            part = one(path.parent / name, nbformat.read(path.parent / name, as_version=4))
+        except ReplayError as exc:  # this notebook cannot run here; the others still can
+            outcome.problem = exc.message
+            continue
+        except ValueError as exc:  # nbformat: not JSON, not a notebook
+            outcome.problem = f"not a readable notebook: {exc}"
+            continue
         for c in part.cells:
             c.notebook = name
         report.cells += part.cells
         if part.stopped:
             report.stopped = "; ".join(filter(None, [report.stopped, f"{name}: {part.stopped}"]))
+    if all(n.problem for n in report.notebooks):
+        raise ReplayError(f"none of the notebooks {path.name} lists can be replayed here: " + "; ".join(
+            f"{n.name}: {n.problem}" for n in report.notebooks))
     return report
 
 
@@ -269,9 +313,23 @@ def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float) -
     before, after = comparable(old.get("outputs", [])), comparable(new.get("outputs", []))
     diff = "" if before == after else "\n".join(difflib.unified_diff(
         before.splitlines(), after.splitlines(), "recorded", "replayed", lineterm="", n=1))
+    if not diff:  # the same outputs in kind and text: are the pictures the same too?
+        diff = "\n".join(_image_changes(old.get("outputs", []), new.get("outputs", [])))
     note = f"interrupted at the {limit:g} s replay limit" if timed_out else ""
     status: Literal["match", "differ"] = "match" if not diff and not timed_out else "differ"
     return CellReport(index, exec_id, status, diff, changed, note)
+
+
+def _images(outputs: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(mime, data[mime]) for out in outputs if out.get("output_type") in ("execute_result", "display_data")
+            for data in [out.get("data", {})] for mime in sorted(data) if mime in RASTER_TYPES]
+
+
+def _image_changes(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> list[str]:
+    """A line per raster image whose pixels changed (the text comparison only sees its MIME type)."""
+    pairs = zip(_images(recorded), _images(replayed), strict=False)
+    return [f"image {n} ({mime}): {change}" for n, ((mime, old), (_, new)) in enumerate(pairs, 1)
+            if (change := image_difference(old, new)) is not None]
 
 
 def _meta(cell: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import anyio
 from ..errors import InvalidRequest
 from ..kernels.specs import find_spec
 from ..paths import resolve_in_project
+from ..security.record_redaction import redacted_output, redacted_row
 from ..store.db import Database
 from ..store.executions import ExecutionRepository, SessionSummary
 from .export import Export, export_session
@@ -28,11 +29,11 @@ class ExportService:
         return await self._db.run(self._executions.sessions)
 
     async def export(self, session_id: str, path: str | None = None, *, confined: bool = True,
-                     html: bool = False) -> Export:
+                     html: bool = False, redact: bool = False) -> Export:
         """Write the session's notebooks into `path` or the data dir.
 
         `confined`: the agent (ctx_export) may only write inside the project; a person at the CLI
-        may write anywhere.
+        may write anywhere. `redact`: secrets are taken out of code and outputs (the record keeps them).
         """
         directory = await anyio.to_thread.run_sync(self._directory, path, confined)
         rows, sessions = await self._db.run(
@@ -46,7 +47,11 @@ class ExportService:
 
         def outputs(execution_id: int) -> list[dict[str, Any]]:
             # Called from the writing thread: each cell's outputs come from the database thread.
-            return self._db.run_sync(self._executions.outputs, execution_id)
+            got = self._db.run_sync(self._executions.outputs, execution_id)
+            return [redacted_output(o) for o in got] if redact else got
+
+        if redact:
+            rows = await anyio.to_thread.run_sync(lambda: [redacted_row(r) for r in rows])
 
         # Building and writing notebooks is file work: a worker thread, not the database's.
         done = await anyio.to_thread.run_sync(lambda: export_session(
@@ -64,9 +69,8 @@ class ExportService:
             return self._export_dir
         if not confined:
             return Path(path).expanduser().resolve()
-        target = Path(path) if Path(path).is_absolute() else self._project_dir / path
-        # The directory may not exist yet; its parent must, inside the project.
-        return resolve_in_project(self._project_dir, str(target.parent), want="dir") / target.name
+        # The directory, and any of its parents, may not exist yet: export_session makes them.
+        return resolve_in_project(self._project_dir, path, want="new-dir", tool="ctx_export")
 
     def _kernelspec(self, name: str) -> dict[str, Any] | None:
         spec = find_spec(name, self._kernels_dir)

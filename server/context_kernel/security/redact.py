@@ -23,6 +23,9 @@ and `Cookie: a=b; c=d` (as HTTP headers, to the end of the line or a closing quo
 `Bearer <token>`, URLs with `user:password@` (the user is kept, and may be empty), every
 occurrence of the given secret values, and a prefix of one cut off by clipping (before "…"). A
 quoted value with no closing quote runs to the end of the text. Values are replaced by `[REDACTED]`.
+
+After the key rules, values are recognised by their shape (provider tokens, PEM blocks, passwords
+of `mysql -p`/`curl -u`/`docker login -p`, passwords said in prose): `secret_shapes.py`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-REDACTED = "[REDACTED]"
+from .secret_shapes import REDACTED, SecretShapes, default_shapes
+
 MIN_SECRET_LENGTH = 6
 CLIP_MARK = "…"
 """What `session.text.clip` appends where it cut a text: a secret value may end right before it."""
@@ -85,8 +89,9 @@ _HEADER = re.compile(
 _QUOTED_PAIR = re.compile(
     r"([\"'])(" + _KEY + r")\1(\s*(?::|=>|=)\s*)([\"'])((?:\\.|(?!\4)[^\\])*)(?:\4|\\?\Z)", re.DOTALL
 )
+# A key starts a word, or follows an escaped newline or tab in a string literal (`'a=1\nTOKEN=x'`).
 _PAIR = re.compile(
-    r"(?<![A-Za-z0-9_.-])(" + _KEY + r")(\s*(?::=|=|:(?!//))[ \t]*)"
+    r"(?:(?<![A-Za-z0-9_.-])|(?<=\\[nt]))(" + _KEY + r")(\s*(?::=|=|:(?!//))[ \t]*)"
     r"(\"(?:\\.|[^\"\\])*(?:\"|\\?\Z)|'(?:\\.|[^'\\])*(?:'|\\?\Z)|[^\s\"',;&<>{}\[\]()=|`]+)"
 )
 _FLAG = re.compile(r"(?<![\w-])(--?" + _KEY + r")([ \t]+|=)(\"[^\"]*(?:\"|\Z)|'[^']*(?:'|\Z)|[^\s\"'-][^\s\"']*)")
@@ -94,15 +99,81 @@ _BEARER = re.compile(r"\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})")
 _NOT_DATA = frozenset({"none", "null", "nil", "true", "false", "undefined"})
 
 
-def redact_text(text: str, secret_values: Iterable[str] = ()) -> str:
-    """`text` with secrets replaced by `[REDACTED]`; never raises on any string."""
+def redact_text(text: str, secret_values: Iterable[str] = (), shapes: SecretShapes | None = None) -> str:
+    """`text` with secrets replaced by `[REDACTED]`; never raises on any string. `shapes` defaults
+    to detect-secrets' plugins read in this process (a hook passes the cached ones)."""
     text = _redact_values(text, secret_values)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
     text = _redact_headers(text)
     text = _sub_keyed(_QUOTED_PAIR, 2, text, _quoted_pair)
     text = _sub_keyed(_PAIR, 1, text, _pair)
     text = _sub_keyed(_FLAG, 1, text, _flag)
-    return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    return (shapes or default_shapes()).redact(text)
+
+
+# --- large outputs -------------------------------------------------------------------------------
+
+WHOLE_TEXT_LIMIT = 64 * 1024
+"""Up to this size `redact_output` is `redact_text`; beyond it, only lines that could hold a secret
+are run through every rule (running them all over 8 MB of output costs ~6 s; finding the lines, ~0.4 s)."""
+# A line can hold a secret only if it names one (these words, lower-cased), points at a URL's
+# userinfo, runs a command whose flags carry passwords, or has a token-like run of 20 characters
+# or more (every provider format detect-secrets knows is that long, except Artifactory's).
+# `key` alone is no secret key name (is_secret_key), so JSON full of `"key":` takes the fast path.
+_HINTS = ("secret", "passw", "passphrase", "credential", "apikey", "api_key", "api-key", "privatekey", "private_key",
+          "private-key", "accesskey", "access_key", "access-key", "key is", "key was", "key for", "key of", "auth",
+          "cookie", "token", "session", "pwd", "passcode", "bearer", "@", "mysql", "mariadb", "curl", "docker",
+          "podman", "nerdctl", "login", "sshpass", "pin", "akc", "-u", "--user")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+=-]{20}")
+
+
+def redact_output(text: str, secret_values: Iterable[str] = (), shapes: SecretShapes | None = None) -> str:
+    """:func:`redact_text` for output of any size (what the agent's code printed, before indexing).
+
+    Beyond WHOLE_TEXT_LIMIT the rules run line by line, on the lines with a hint of a secret
+    (detect-secrets scans line by line too); PEM blocks, which span lines, and the given secret
+    values are replaced in the whole text first.
+    """
+    shapes = shapes or default_shapes()
+    if len(text) <= WHOLE_TEXT_LIMIT:
+        return redact_text(text, secret_values, shapes)
+    text = shapes.redact_pem(_redact_values(text, secret_values))
+    lines = _hinted_lines(text)
+    if not lines:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in lines:
+        out.append(text[pos:start])
+        out.append(redact_text(text[start:end], (), shapes))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _hinted_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of runs of lines holding a hint, merged; blocking, linear in the text."""
+    low = text.lower()
+    starts = [m.start() for m in _TOKEN_RUN.finditer(text)]
+    for hint in _HINTS:
+        at = low.find(hint)
+        while at >= 0:  # one hit per line is enough: the whole line is redacted
+            starts.append(at)
+            line_end = low.find("\n", at)
+            at = low.find(hint, line_end + 1) if line_end >= 0 else -1
+    spans: list[tuple[int, int]] = []
+    for at in sorted(starts):
+        if spans and at < spans[-1][1]:
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if spans and start <= spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
 
 
 def _redact_values(text: str, secret_values: Iterable[str]) -> str:
@@ -209,24 +280,40 @@ def _is_code(value: str, text: str, end: int) -> bool:
 # --- JSON values ---------------------------------------------------------------------------------
 
 
-def redact_obj(obj: Any, secret_values: Iterable[str] = ()) -> Any:
+def redact_obj(obj: Any, secret_values: Iterable[str] = (), shapes: SecretShapes | None = None) -> Any:
     """A copy of a JSON-like value: values under secret keys become `[REDACTED]` (whatever they
     are, except None), every other string goes through :func:`redact_text`."""
     values = tuple(secret_values)
-    return _redact_obj(obj, values)
+    return _redact_obj(obj, values, shapes or default_shapes())
 
 
-def _redact_obj(obj: Any, values: tuple[str, ...]) -> Any:
+def _redact_obj(obj: Any, values: tuple[str, ...], shapes: SecretShapes) -> Any:
     if isinstance(obj, str):
-        return redact_text(obj, values)
+        return redact_text(obj, values, shapes)
     if isinstance(obj, Mapping):
         return {
             key: (REDACTED if isinstance(key, str) and is_secret_key(key) and value is not None
-                  else _redact_obj(value, values))
+                  else _redact_obj(value, values, shapes))
             for key, value in obj.items()
         }
     if isinstance(obj, list):
-        return [_redact_obj(item, values) for item in obj]
+        return [_redact_obj(item, values, shapes) for item in obj]
     if isinstance(obj, tuple):
-        return tuple(_redact_obj(item, values) for item in obj)
+        return tuple(_redact_obj(item, values, shapes) for item in obj)
     return obj
+
+
+# --- URLs ----------------------------------------------------------------------------------------
+
+
+def url_without_userinfo(url: str) -> str:
+    """`url` without its `user:password@` or `token@` part: what may be stored or shown of an address
+    whose credentials were only for the request (a fetched page's label, origin and base for links)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    if "@" not in authority:
+        return url
+    return f"{scheme}://{authority.rsplit('@', 1)[1]}{rest[end:]}"

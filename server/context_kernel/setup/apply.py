@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import instructions, jsonfile, tomlfile
-from .clients import BACKUP_SUFFIX, Client, Scope
+from .clients import BACKUP_SUFFIX, Client, HttpEndpoint, Scope
 from .errors import ConfigFileError
 
 Action = Literal["setup", "uninstall"]
@@ -56,6 +56,8 @@ class FileChange:
     """None: the file is (or stays) absent."""
     parts: tuple[Part, ...]
     """What of ours lives in this file."""
+    token: str | None = None
+    """The bearer token the new content carries (setup --http): the file is made private, diffs hide it."""
 
     @property
     def changed(self) -> bool:
@@ -76,7 +78,8 @@ class FileChange:
         a, b = (f"a/{label}", f"b/{label}") if not label.startswith(("~", "/")) else (label, label)
         lines = difflib.unified_diff(old, new, fromfile=a if self.before is not None else "/dev/null",
                                      tofile=b if self.after is not None else "/dev/null")
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        return text.replace(self.token, "<the token of `context-kernel token path`>") if self.token else text
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,12 @@ class Plan:
         return [c for c in self.changes if c.changed]
 
 
-def build_plan(client: Client, action: Action, scope: Scope, executable: str) -> Plan:
-    """Read and edit every file in memory; raises ConfigFileError before anything is written."""
+def build_plan(client: Client, action: Action, scope: Scope, executable: str,
+               http: HttpEndpoint | None = None) -> Plan:
+    """Read and edit every file in memory; raises ConfigFileError before anything is written.
+
+    `http`: the MCP entry points at a running HTTP server instead of starting one.
+    """
     files = client.files(scope)
     parts: dict[Path, list[Part]] = {}
     named: tuple[tuple[Part, Path | None], ...] = (("mcp", files.mcp), ("hooks", files.hooks),
@@ -101,31 +108,33 @@ def build_plan(client: Client, action: Action, scope: Scope, executable: str) ->
     for part, path in named:
         if path is not None:
             parts.setdefault(path, []).append(part)
-    changes = [_plan_file(client, action, path, tuple(p), executable) for path, p in parts.items()]
+    changes = [_plan_file(client, action, path, tuple(p), executable, http) for path, p in parts.items()]
     return Plan(client, action, scope, tuple(changes))
 
 
-def _plan_file(client: Client, action: Action, path: Path, parts: tuple[Part, ...], executable: str) -> FileChange:
+def _plan_file(client: Client, action: Action, path: Path, parts: tuple[Part, ...], executable: str,
+               http: HttpEndpoint | None) -> FileChange:
     before = read_file(path)
     if action == "uninstall" and before is None:
         return FileChange(path, None, None, parts)
     if path.suffix == ".toml":
-        after, empty = _edit_toml(action, path, before, executable)
+        after, empty = _edit_toml(action, path, before, executable, http)
     elif path.suffix == ".json":
-        after, empty = _edit_json(client, action, path, before, parts, executable)
+        after, empty = _edit_json(client, action, path, before, parts, executable, http)
     else:
         after, empty = _edit_text(client, action, before)
     if action == "uninstall" and after != before and empty and not backup_path(path).exists():
         after = None  # setup created it, and with our entries gone nothing is left in it
-    return FileChange(path, before, after, parts)
+    token = http.token if http and http.token and after and http.token in after else None
+    return FileChange(path, before, after, parts, token)
 
 
 def _edit_json(client: Client, action: Action, path: Path, before: str | None, parts: tuple[Part, ...],
-               executable: str) -> tuple[str | None, bool]:
+               executable: str, http: HttpEndpoint | None) -> tuple[str | None, bool]:
     data, indent = jsonfile.parse_json(path, before)
     if "mcp" in parts:
         if action == "setup":
-            jsonfile.set_server(data, client, executable, path)
+            jsonfile.set_server(data, client, executable, path, http)
         else:
             jsonfile.remove_server(data, client)
     if "hooks" in parts:
@@ -140,10 +149,11 @@ def _edit_json(client: Client, action: Action, path: Path, before: str | None, p
     return jsonfile.render_json(data, indent), empty
 
 
-def _edit_toml(action: Action, path: Path, before: str | None, executable: str) -> tuple[str | None, bool]:
+def _edit_toml(action: Action, path: Path, before: str | None, executable: str,
+               http: HttpEndpoint | None) -> tuple[str | None, bool]:
     doc = tomlfile.parse_toml(path, before)
     if action == "setup":
-        tomlfile.set_server(doc, executable, path)
+        tomlfile.set_server(doc, executable, path, http)
     else:
         tomlfile.remove_server(doc)
     if before is not None and tomlfile.parse_toml(path, before).unwrap() == doc.unwrap():
@@ -176,11 +186,11 @@ def write_plan(plan: Plan) -> list[Path]:
             if not backup.exists():
                 shutil.copy2(change.path, backup)  # follows a symlink: the backup holds the content
                 backups.append(backup)
-        _atomic_write(change.path, change.after)
+        _atomic_write(change.path, change.after, private=change.token is not None)
     return backups
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str, *, private: bool = False) -> None:
     # A symlinked config (dotfiles repositories do this) is written through, so the link stays.
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -189,6 +199,8 @@ def _atomic_write(path: Path, text: str) -> None:
         f.write(text)
     if target.exists():
         shutil.copymode(target, tmp)  # ~/.claude.json is private (0600); keep it so
+    if private:  # it carries the server's bearer token: only its owner may read it
+        tmp.chmod(tmp.stat().st_mode & 0o700)
     os.replace(tmp, target)
 
 

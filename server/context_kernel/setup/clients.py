@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..clients import CLIENT_NAMES
+from ..locations import UserDirs
 
 SERVER_NAME = "context-kernel"
 BACKUP_SUFFIX = ".context-kernel.bak"
@@ -47,6 +48,12 @@ class Scope:
     home_dir: Path
     is_global: bool = False
     platform: str = sys.platform
+    dirs: UserDirs | None = None
+    """The clients' user directories (CLAUDE_CONFIG_DIR, CODEX_HOME, …); None: the defaults under home_dir."""
+
+    @property
+    def user(self) -> UserDirs:
+        return self.dirs or UserDirs(self.home_dir)
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,19 @@ class Files:
     mcp: Path | None
     hooks: Path | None
     instructions: Path | None
+
+
+@dataclass(frozen=True)
+class HttpEndpoint:
+    """`setup --http URL`: the client connects to a running `serve --transport http` instead of starting one."""
+
+    url: str
+    token: str | None
+    """The bearer token the entry sends (the server's token file); None for a server started with --no-auth."""
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
 
 @dataclass(frozen=True)
@@ -77,26 +97,30 @@ class Client:
     servers_key: str
     """Key of the MCP server map: mcpServers, servers (VS Code) or mcp_servers (Codex TOML)."""
     server_type_field: bool
-    """The server entry carries `"type": "stdio"`."""
+    """The server entry carries `"type": "stdio"` (or `"http"`)."""
+    http_url_key: str = "url"
+    """The key of an HTTP server's address (Gemini: `httpUrl`; its `url` means the old SSE transport)."""
     hooks_boilerplate: tuple[str, ...] = ()
     """Top-level keys we add to a hooks file we create (Cursor's `version`), not user content."""
     instructions_preamble: str = ""
     """Text that opens an instruction file we create (Cursor's rule front matter)."""
     notes: tuple[str, ...] = ()
     """Printed after setup: what the user still has to do or know."""
+    project_notes: tuple[str, ...] = ()
+    """Printed after a project set-up only (not with --global)."""
 
     def files(self, scope: Scope) -> Files:
         return _FILES[self.name](scope)
 
-    def status_hook_files(self, project_dir: Path, home_dir: Path) -> list[Path]:
+    def status_hook_files(self, project_dir: Path, home_dir: Path, dirs: UserDirs | None = None) -> list[Path]:
         """Every file the client reads hooks from, project first, for `hooks_status`."""
-        return _STATUS_FILES[self.name](project_dir, home_dir)
+        return _STATUS_FILES[self.name](project_dir, dirs or UserDirs(home_dir))
 
-    def mcp_files(self, project_dir: Path, home_dir: Path) -> list[Path]:
+    def mcp_files(self, project_dir: Path, home_dir: Path, dirs: UserDirs | None = None) -> list[Path]:
         """Every file the client reads MCP servers from that setup can write (both scopes)."""
         found: list[Path] = []
         for is_global in (False, True):
-            path = self.files(Scope(project_dir, home_dir, is_global)).mcp
+            path = self.files(Scope(project_dir, home_dir, is_global, dirs=dirs)).mcp
             if path is not None and path not in found:
                 found.append(path)
         return found
@@ -108,8 +132,7 @@ class Client:
 def _claude_files(s: Scope) -> Files:
     if s.is_global:
         # User-scope MCP servers live in ~/.claude.json (what `claude mcp add -s user` writes).
-        return Files(s.home_dir / ".claude.json", s.home_dir / ".claude" / "settings.json",
-                     s.home_dir / ".claude" / "CLAUDE.md")
+        return Files(s.user.claude_json, s.user.claude / "settings.json", s.user.claude / "CLAUDE.md")
     return Files(s.project_dir / ".mcp.json", s.project_dir / ".claude" / "settings.json",
                  s.project_dir / "CLAUDE.md")
 
@@ -117,8 +140,8 @@ def _claude_files(s: Scope) -> Files:
 def _gemini_files(s: Scope) -> Files:
     # MCP servers and hooks share one settings.json; apply.py merges the edits of one file.
     if s.is_global:
-        settings = s.home_dir / ".gemini" / "settings.json"
-        return Files(settings, settings, s.home_dir / ".gemini" / "GEMINI.md")
+        settings = s.user.gemini / "settings.json"
+        return Files(settings, settings, s.user.gemini / "GEMINI.md")
     settings = s.project_dir / ".gemini" / "settings.json"
     return Files(settings, settings, s.project_dir / "GEMINI.md")
 
@@ -126,7 +149,7 @@ def _gemini_files(s: Scope) -> Files:
 def _codex_files(s: Scope) -> Files:
     # Codex reads a project's .codex/ layer only once the project is trusted, so the server and
     # hooks always go to the user layer; only AGENTS.md follows the scope.
-    codex = s.home_dir / ".codex"
+    codex = s.user.codex
     return Files(codex / "config.toml", codex / "hooks.json",
                  codex / "AGENTS.md" if s.is_global else s.project_dir / "AGENTS.md")
 
@@ -164,13 +187,13 @@ _FILES = {
 }
 
 _STATUS_FILES = {
-    "claude-code": lambda p, h: [p / ".claude" / "settings.local.json", p / ".claude" / "settings.json",
-                                 h / ".claude" / "settings.json"],
-    "gemini": lambda p, h: [p / ".gemini" / "settings.json", h / ".gemini" / "settings.json"],
-    "codex": lambda p, h: [p / ".codex" / "hooks.json", h / ".codex" / "hooks.json"],
-    "cursor": lambda p, h: [p / ".cursor" / "hooks.json", h / ".cursor" / "hooks.json"],
-    "copilot": lambda p, h: [*sorted((p / ".github" / "hooks").glob("*.json")),
-                             *sorted((h / ".copilot" / "hooks").glob("*.json"))],
+    "claude-code": lambda p, u: [p / ".claude" / "settings.local.json", p / ".claude" / "settings.json",
+                                 u.claude / "settings.json"],
+    "gemini": lambda p, u: [p / ".gemini" / "settings.json", u.gemini / "settings.json"],
+    "codex": lambda p, u: [p / ".codex" / "hooks.json", u.codex / "hooks.json"],
+    "cursor": lambda p, u: [p / ".cursor" / "hooks.json", u.home / ".cursor" / "hooks.json"],
+    "copilot": lambda p, u: [*sorted((p / ".github" / "hooks").glob("*.json")),
+                             *sorted((u.home / ".copilot" / "hooks").glob("*.json"))],
 }
 
 CURSOR_RULE_PREAMBLE = (
@@ -189,8 +212,8 @@ CLIENTS: dict[str, Client] = {
         tool_events=("PreToolUse", "PostToolUse", "PostToolUseFailure"), matcher="",
         hook_style="grouped", hook_type_field=True, hook_name_field=False,
         servers_key="mcpServers", server_type_field=True,
-        notes=(("Claude Code asks once before it starts a server from a project's .mcp.json: approve "
-                "context-kernel there (or in /mcp)."),),
+        project_notes=(("Claude Code asks once before it starts a server from a project's .mcp.json: approve "
+                        "context-kernel there (or in /mcp)."),),
     ),
     "gemini": Client(
         name="gemini", title="Gemini CLI",
@@ -198,8 +221,11 @@ CLIENTS: dict[str, Client] = {
         events=("BeforeTool", "AfterTool", "BeforeAgent", "PreCompress", "SessionStart"),
         tool_events=("BeforeTool", "AfterTool"), matcher="*",
         hook_style="grouped", hook_type_field=True, hook_name_field=True,
-        servers_key="mcpServers", server_type_field=False,
+        servers_key="mcpServers", server_type_field=False, http_url_key="httpUrl",
         notes=("Gemini CLI runs hooks unless `hooksConfig.enabled` is false; `/hooks panel` lists them.",),
+        project_notes=(("With folder trust on, Gemini CLI ignores a project's .gemini/settings.json (so this MCP "
+                        "server and these hooks) until you trust the folder: accept when Gemini asks, or use "
+                        "/permissions."),),
     ),
     "codex": Client(
         name="codex", title="Codex CLI",

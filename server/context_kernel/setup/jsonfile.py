@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .clients import SERVER_NAME, Client
+from .clients import SERVER_NAME, Client, HttpEndpoint
 from .errors import ConfigFileError
 
 JsonObject = dict[str, Any]
@@ -59,24 +59,44 @@ def hook_command(executable: str, client: Client, event: str) -> str:
     return shlex.join([executable, "hook", client.name, event])
 
 
-def server_entry(client: Client, executable: str) -> JsonObject:
-    entry: JsonObject = {"type": "stdio"} if client.server_type_field else {}
+def server_entry(client: Client, executable: str, http: HttpEndpoint | None = None) -> JsonObject:
+    if http is not None:
+        entry: JsonObject = {"type": "http"} if client.server_type_field else {}
+        entry[client.http_url_key] = http.url
+        if http.headers:
+            entry["headers"] = dict(http.headers)
+        return entry
+    entry = {"type": "stdio"} if client.server_type_field else {}
     entry.update(command=executable, args=["serve"])
     return entry
 
 
+# Keys that say how the client reaches the server; switching between stdio and --http drops the other kind's.
+TRANSPORT_KEYS = ("type", "command", "args", "url", "httpUrl")
+
+
 # --- MCP server -------------------------------------------------------------------------------
 
-def set_server(data: JsonObject, client: Client, executable: str, path: Path) -> None:
-    """Add our server, or bring its command and args up to date; other keys of it (env, …) stay."""
+def set_server(data: JsonObject, client: Client, executable: str, path: Path, http: HttpEndpoint | None = None) -> None:
+    """Add our server, or bring how it is reached up to date; other keys of it (env, other headers, …) stay."""
     servers = _child_object(data, client.servers_key, path)
-    wanted = server_entry(client, executable)
+    wanted = server_entry(client, executable, http)
     current = servers.get(SERVER_NAME)
     if not isinstance(current, dict):
         servers[SERVER_NAME] = wanted
         return
+    for key in TRANSPORT_KEYS:
+        if key in current and key not in wanted:
+            del current[key]
+    headers = current.get("headers")
+    if isinstance(headers, dict):
+        headers.pop("Authorization", None)  # ours: set again below when the endpoint has a token
+        if not headers:
+            del current["headers"]
     for key, value in wanted.items():
-        if current.get(key) != value:
+        if key == "headers" and isinstance(current.get("headers"), dict):
+            current["headers"].update(value)
+        elif current.get(key) != value:
             current[key] = value
 
 

@@ -15,7 +15,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import InlineTable, Table
 from tomlkit.toml_document import TOMLDocument
 
-from .clients import SERVER_NAME
+from .clients import SERVER_NAME, HttpEndpoint
 from .errors import ConfigFileError
 
 SERVERS_KEY = "mcp_servers"
@@ -36,7 +36,9 @@ def render_toml(doc: TOMLDocument) -> str:
     return text.rstrip("\n") + "\n" if text.strip() else ""
 
 
-def set_server(doc: TOMLDocument, executable: str, path: Path) -> None:
+def set_server(doc: TOMLDocument, executable: str, path: Path, http: HttpEndpoint | None = None) -> None:
+    """Add our server, or bring how it is reached up to date (`command`/`args`, or Codex's `url` and
+    `http_headers` for --http); other keys of it stay."""
     servers = doc.get(SERVERS_KEY)
     if servers is None:
         # A super table renders as `[mcp_servers.context-kernel]` alone, without an empty `[mcp_servers]`.
@@ -44,23 +46,36 @@ def set_server(doc: TOMLDocument, executable: str, path: Path) -> None:
         doc[SERVERS_KEY] = servers
     elif not isinstance(servers, MutableMapping):  # a Table, an InlineTable, or a table split in parts
         raise ConfigFileError(path, f"`{SERVERS_KEY}` should be a table, found {type(servers).__name__}")
+    wanted: dict[str, object] = {"command": executable, "args": ["serve"]} if http is None else {"url": http.url}
+    if http is not None and http.headers:
+        headers = tomlkit.inline_table()
+        headers.update(http.headers)
+        wanted["http_headers"] = headers
     current = servers.get(SERVER_NAME)
     if isinstance(current, MutableMapping):
-        if current.get("command") != executable:
-            current["command"] = executable
-        if current.get("args") != ["serve"]:
-            current["args"] = ["serve"]
+        for key in ("command", "args", "url", "http_headers"):
+            if key in current and key not in wanted:
+                del current[key]
+        for key, value in wanted.items():
+            if _plain(current.get(key)) != _plain(value):
+                current[key] = value
         return
     entry: Table | InlineTable
     if isinstance(servers, InlineTable):
         entry = tomlkit.inline_table()  # a table cannot sit inside an inline table
     else:
         entry = tomlkit.table()
-    entry["command"] = executable
-    entry["args"] = ["serve"]
+    for key, value in wanted.items():
+        entry[key] = value
     if isinstance(entry, Table):
         entry.add(tomlkit.nl())  # a blank line before whatever table follows ours
     servers[SERVER_NAME] = entry
+
+
+def _plain(value: object) -> object:
+    """A TOML item as plain Python, to compare without its formatting."""
+    unwrap = getattr(value, "unwrap", None)
+    return unwrap() if callable(unwrap) else value
 
 
 def remove_server(doc: TOMLDocument) -> None:

@@ -59,6 +59,27 @@ class ToolTotals:
     bytes_indexed: int
     bytes_returned: int
     bytes_kept_out: int
+    """net of `bytes_back` (stats.py)"""
+    bytes_back: int = 0
+    """search hits sent back from the sources this tool indexed"""
+
+
+@dataclass(frozen=True)
+class SourceTotals:
+    source: str
+    tool: str | None
+    """the tool that first indexed it (None: never taken in by a tool, e.g. hook events)"""
+    bytes_in: int
+    bytes_back: int
+
+    @property
+    def bytes_kept_out(self) -> int:
+        return max(0, self.bytes_in - self.bytes_back)
+
+
+# The tool that first took a source in: what its searched-back bytes are netted from.
+_OWNERS = ("SELECT source, tool FROM source_flows WHERE id IN "
+           "(SELECT min(id) FROM source_flows WHERE bytes_in > 0 GROUP BY source)")
 
 
 class EventRepository:
@@ -156,22 +177,54 @@ class EventRepository:
     # -- tool call accounting (ctx_stats) -------------------------------------------------------
 
     def record_call(self, session_id: str, tool: str, *, duration_ms: float, bytes_in: int, bytes_indexed: int,
-                    bytes_returned: int, is_error: bool) -> None:
+                    bytes_returned: int, is_error: bool, bytes_kept_out: int | None = None,
+                    sources_in: dict[str, int] | None = None, sources_back: dict[str, int] | None = None) -> None:
+        now = time.time()
         with write(self.engine) as conn:
             conn.execute(text(
                 "INSERT INTO tool_calls (session_id, tool, at, duration_ms, bytes_in, bytes_indexed, bytes_returned, "
-                "is_error) VALUES (:s, :t, :at, :d, :i, :x, :r, :e)"),
-                {"s": session_id, "t": tool, "at": time.time(), "d": duration_ms, "i": bytes_in, "x": bytes_indexed,
-                 "r": bytes_returned, "e": int(is_error)})
+                "is_error, bytes_kept_out) VALUES (:s, :t, :at, :d, :i, :x, :r, :e, :k)"),
+                {"s": session_id, "t": tool, "at": now, "d": duration_ms, "i": bytes_in, "x": bytes_indexed,
+                 "r": bytes_returned, "e": int(is_error),
+                 "k": max(0, bytes_in - bytes_returned) if bytes_kept_out is None else bytes_kept_out})
+            flows = [{"src": label, "i": n, "b": 0} for label, n in (sources_in or {}).items()]
+            flows += [{"src": label, "i": 0, "b": n} for label, n in (sources_back or {}).items()]
+            if flows:
+                conn.execute(text(
+                    "INSERT INTO source_flows (session_id, tool, source, bytes_in, bytes_back, at) "
+                    "VALUES (:s, :t, :src, :i, :b, :at)"),
+                    [{"s": session_id, "t": tool, "at": now, **f} for f in flows])
 
     def tool_totals(self, session_id: str | None = None) -> list[ToolTotals]:
+        """Per tool; `bytes_kept_out` is net of what searches brought back from its sources (stats.py)."""
         where, params = ("WHERE session_id = :s", {"s": session_id}) if session_id else ("", {})
+        flow_where = "AND f.session_id = :s" if session_id else ""
         with self.engine.connect() as conn:
             rows = conn.execute(text(
                 f"SELECT tool, count(*), sum(is_error), sum(bytes_in), sum(bytes_indexed), sum(bytes_returned), "
-                f"sum(max(bytes_in - bytes_returned, 0)) "
-                f"FROM tool_calls {where} GROUP BY tool ORDER BY tool"), params)
-            return [ToolTotals(r[0], r[1], *(int(v or 0) for v in r[2:])) for r in rows]
+                f"sum(coalesce(bytes_kept_out, max(bytes_in - bytes_returned, 0))) "
+                f"FROM tool_calls {where} GROUP BY tool ORDER BY tool"), params).all()
+            back: dict[str, int] = dict(conn.execute(text(
+                f"SELECT owner.tool, sum(f.bytes_back) FROM source_flows f JOIN ({_OWNERS}) owner USING (source) "
+                f"WHERE f.bytes_back > 0 {flow_where} GROUP BY owner.tool"), params).all())
+        totals = []
+        for r in rows:
+            came_back = int(back.get(r[0]) or 0)
+            kept = max(0, int(r[6] or 0) - came_back)
+            totals.append(ToolTotals(r[0], r[1], int(r[2] or 0), int(r[3] or 0), int(r[4] or 0), int(r[5] or 0),
+                                     kept, came_back))
+        return totals
+
+    def source_totals(self, session_id: str | None = None, limit: int = 10) -> list[SourceTotals]:
+        """The sources taken in or searched, most taken in first."""
+        where, params = ("WHERE f.session_id = :s", {"s": session_id}) if session_id else ("", {})
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                f"SELECT f.source, owner.tool, sum(f.bytes_in), sum(f.bytes_back) FROM source_flows f "
+                f"LEFT JOIN ({_OWNERS}) owner USING (source) {where} "
+                f"GROUP BY f.source ORDER BY sum(f.bytes_in) DESC, sum(f.bytes_back) DESC, f.source LIMIT :n"),
+                {**params, "n": limit}).all()
+        return [SourceTotals(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows]
 
     def session_count(self) -> int:
         with self.engine.connect() as conn:

@@ -37,6 +37,10 @@ class ExecutionStart:
     """That interpreter's environment directory (a venv, a conda env), when it has one."""
 
 
+# Errors that mean a call never reached a kernel (recorded as `error`): export writes such a call
+# as a note, and `context-kernel sessions` does not list its language as used.
+NEVER_RAN_ERRORS = frozenset({"KernelUnavailable", "KernelStartFailed", "PoolExhausted"})
+
 ExecutionStatus = Literal["pending", "ok", "error", "timeout", "interrupted", "died", "refused", "running"]
 """pending: recorded before the code runs (a killed server leaves it so); running: a background cell
 still going; interrupted: the client or server went away mid-cell; the rest as the cell ended."""
@@ -98,13 +102,19 @@ class SessionSummary:
     project_dir: str | None
     executions: int
     languages: list[str]
+    """The languages of calls that ran: not those refused or whose kernel could not be had."""
     bytes_produced: int
     bytes_returned: int
+    not_run: int = 0
+    """Calls that never reached a kernel (refused, or their kernel could not be had)."""
+    kept: int | None = None
+    """per execution, 0 when the reply showed the whole output, else max(0, produced − returned)"""
 
     @property
     def bytes_kept_out(self) -> int:
-        """Output the session's code produced that never entered the conversation."""
-        return max(0, self.bytes_produced - self.bytes_returned)
+        """Output the session's code produced that never entered the conversation (a reply that
+        showed all of it kept nothing out, whatever its length: ctx_stats' definition, stats.py)."""
+        return max(0, self.bytes_produced - self.bytes_returned) if self.kept is None else self.kept
 
 
 class ExecutionRepository:
@@ -173,19 +183,37 @@ class ExecutionRepository:
                 {**end.__dict__, "now": now, "id": execution_id},
             )
 
+    def recent_languages(self, project_dir: str, limit: int) -> list[str]:
+        """The languages this project's cells ran in (warm kernels, not refused), most recently used first."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT e.language, max(e.started_at) AS last FROM executions e JOIN sessions s ON s.id = e.session_id "
+                "WHERE s.project_dir = :project AND e.language IS NOT NULL AND e.fresh = 0 AND e.background = 0 "
+                "AND e.status != 'refused' GROUP BY e.language ORDER BY last DESC LIMIT :limit"
+            ), {"project": project_dir, "limit": limit}).all()
+        return [r[0] for r in rows]
+
     def sessions(self) -> list[SessionSummary]:
         """Every recorded session, newest first, with what export and `context-kernel sessions` show."""
         with self._engine.connect() as conn:
+            never = ", ".join(f"'{name}'" for name in sorted(NEVER_RAN_ERRORS))
+            not_run = f"(e.status = 'refused' OR (e.status = 'error' AND e.error_name IN ({never})))"
             rows = conn.execute(text(
                 "SELECT s.id, s.client, s.started_at, s.project_dir, count(e.id) AS executions, "
-                "group_concat(DISTINCT e.language) AS languages, coalesce(sum(e.bytes_produced), 0) AS produced, "
-                "coalesce(sum(e.bytes_returned), 0) AS returned FROM sessions s "
+                f"group_concat(DISTINCT CASE WHEN NOT {not_run} THEN e.language END) AS languages, "
+                f"coalesce(sum(CASE WHEN {not_run} THEN 1 ELSE 0 END), 0) AS not_run, "
+                "coalesce(sum(e.bytes_produced), 0) AS produced, "
+                "coalesce(sum(e.bytes_returned), 0) AS returned, "
+                "coalesce(sum(CASE WHEN e.returned_kind = 'full' THEN 0 "
+                "ELSE max(e.bytes_produced - e.bytes_returned, 0) END), 0) AS kept FROM sessions s "
                 "LEFT JOIN executions e ON e.session_id = s.id GROUP BY s.id ORDER BY s.started_at DESC"
             )).mappings().all()
         return [SessionSummary(id=r["id"], client=r["client"], started_at=r["started_at"],
                                project_dir=r["project_dir"], executions=r["executions"],
                                languages=sorted(filter(None, (r["languages"] or "").split(","))),
-                               bytes_produced=r["produced"], bytes_returned=r["returned"]) for r in rows]
+                               bytes_produced=r["produced"], bytes_returned=r["returned"], not_run=r["not_run"],
+                               kept=r["kept"])
+                for r in rows]
 
     def get(self, execution_id: int) -> ExecutionRow | None:
         with self._engine.connect() as conn:

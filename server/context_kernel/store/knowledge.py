@@ -98,6 +98,10 @@ class KnowledgeRepository:
         with self._engine.connect() as conn:
             return [SourceRow(**r) for r in conn.execute(stmt, params).mappings()]
 
+    def delete_sources(self, labels: Sequence[str]) -> int:
+        with write(self._engine) as conn:
+            return sum(delete_sources_where(conn, "label = :label", {"label": label}) for label in labels)
+
     def match(self, table: str, expression: str, *, limit: int, source: str | None = None,
               kind: str | None = None) -> list[tuple[int, float]]:
         """(chunk id, bm25 score — lower is better) for an FTS5 expression built with fts_quote.
@@ -172,14 +176,15 @@ class KnowledgeRepository:
         with self._engine.connect() as conn:
             return {r[0]: int(r[1]) for r in conn.execute(stmt, {"t": list(stems)})}
 
-    def sent(self, session_id: str, chunk_ids: Sequence[int]) -> dict[int, int]:
-        """Chunk id → the search call number in which this session was already sent it."""
+    def sent(self, session_id: str, chunk_ids: Sequence[int], since: float = 0.0) -> dict[int, int]:
+        """Chunk id → the search call number in which this session was sent it, after `since`."""
         if not chunk_ids:
             return {}
-        stmt = text("SELECT chunk_id, call_no FROM sent_chunks WHERE session_id = :s AND chunk_id IN :ids"
-                    ).bindparams(bindparam("ids", expanding=True))
+        stmt = text("SELECT chunk_id, call_no FROM sent_chunks WHERE session_id = :s AND chunk_id IN :ids "
+                    "AND sent_at > :since").bindparams(bindparam("ids", expanding=True))
         with self._engine.connect() as conn:
-            return {int(r[0]): int(r[1]) for r in conn.execute(stmt, {"s": session_id, "ids": list(chunk_ids)})}
+            rows = conn.execute(stmt, {"s": session_id, "ids": list(chunk_ids), "since": since})
+            return {int(r[0]): int(r[1]) for r in rows}
 
     def mark_sent(self, session_id: str, chunk_ids: Sequence[int], call_no: int) -> None:
         if not chunk_ids:
@@ -187,8 +192,9 @@ class KnowledgeRepository:
         now = time.time()
         with write(self._engine) as conn:
             conn.execute(text(
-                "INSERT OR IGNORE INTO sent_chunks (session_id, chunk_id, call_no, sent_at) "
-                "VALUES (:s, :c, :n, :t)"), [{"s": session_id, "c": c, "n": call_no, "t": now} for c in chunk_ids])
+                "INSERT INTO sent_chunks (session_id, chunk_id, call_no, sent_at) VALUES (:s, :c, :n, :t) "
+                "ON CONFLICT (session_id, chunk_id) DO UPDATE SET call_no = excluded.call_no, "
+                "sent_at = excluded.sent_at"), [{"s": session_id, "c": c, "n": call_no, "t": now} for c in chunk_ids])
 
     def purge(self, *, session_id: str | None = None, project_dir: str | None = None) -> dict[str, int]:
         """Delete indexed sources and execution records of a session, or of a whole project."""

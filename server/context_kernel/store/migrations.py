@@ -210,7 +210,26 @@ def _m006_execution_python(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE executions ADD COLUMN python_env TEXT"))
 
 
-def _m007_chunk_vectors(conn: Connection) -> None:
+def _m007_source_flows(conn: Connection) -> None:
+    # ctx_stats nets 'kept out' of what searches bring back (stats.py): each call's own kept-out
+    # (0 when its reply carried all it took in; NULL on older rows, read as max(0, in - returned)),
+    # and per call the bytes it indexed and the search hits it sent back, per source.
+    conn.execute(text("ALTER TABLE tool_calls ADD COLUMN bytes_kept_out INTEGER"))
+    conn.execute(text("""
+        CREATE TABLE source_flows (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            source TEXT NOT NULL,
+            bytes_in INTEGER NOT NULL DEFAULT 0,
+            bytes_back INTEGER NOT NULL DEFAULT 0,
+            at REAL NOT NULL
+        )"""))
+    conn.execute(text("CREATE INDEX source_flows_session ON source_flows(session_id)"))
+    conn.execute(text("CREATE INDEX source_flows_source ON source_flows(source)"))
+
+
+def _m008_chunk_vectors(conn: Connection) -> None:
     # Dense vectors of chunks (the semantic extra, semantic/): one row per window of a chunk, its
     # character span in the chunk, the model that made it, and the vector as float16 bytes (half
     # the size of float32; cosine moves by less than 1e-3). Written by the background embedder,
@@ -237,7 +256,7 @@ def _m007_chunk_vectors(conn: Connection) -> None:
 
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
-    _m006_execution_python, _m007_chunk_vectors,
+    _m006_execution_python, _m007_source_flows, _m008_chunk_vectors,
 ]
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import anyio
 from sqlalchemy import Connection, Engine, text
 
+from ..wording import counted
 from .db import Database, write
 from .knowledge import delete_sources_where
 
@@ -59,9 +60,10 @@ class Pruned:
     errors: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        return (f"retention: removed {self.sessions} sessions ({self.executions} executions, {self.sources} "
-                f"sources), {self.tool_calls} tool-call rows, hook memory of {self.event_sessions} client "
-                f"sessions, {self.kernel_logs} kernel logs; freed {self.freed_bytes / 1e6:.1f} MB"
+        return (f"retention: removed {counted(self.sessions, 'session')} ({counted(self.executions, 'execution')}, "
+                f"{counted(self.sources, 'source')}), {counted(self.tool_calls, 'tool-call row')}, hook memory of "
+                f"{counted(self.event_sessions, 'client session')}, {counted(self.kernel_logs, 'kernel log')}; "
+                f"freed {self.freed_bytes / 1e6:.1f} MB"
                 + ("; converted to incremental vacuum" if self.converted else "")
                 + (f"; errors: {'; '.join(self.errors)}" if self.errors else ""))
 
@@ -84,6 +86,7 @@ def prune_records(engine: Engine, policy: RetentionPolicy, now: float | None = N
         with write(engine) as conn:
             done.tool_calls = conn.execute(text("DELETE FROM tool_calls WHERE at < :c"), {"c": cutoff}).rowcount or 0
             conn.execute(text("DELETE FROM sent_chunks WHERE sent_at < :c"), {"c": cutoff})
+            conn.execute(text("DELETE FROM source_flows WHERE at < :c"), {"c": cutoff})
             done.event_sessions = _remove_hook_memory(conn, cutoff, done)
     if policy.max_db_mb > 0:
         limit = policy.max_db_mb * 1024 * 1024

@@ -16,7 +16,9 @@ Language = Annotated[str, Field(description=(
     "csharp (a fresh process per call, no state)"))]
 Timeout = Annotated[int | None, Field(description="Milliseconds; default 120000, clamped to the server maximum. "
                                       "On timeout the cell is interrupted and the kernel keeps its state.")]
-Intent = Annotated[str | None, Field(description="What you are looking for in the output (recorded with the call).")]
+Intent = Annotated[str | None, Field(description=(
+    "What you look for in the output. Over 5 KB, the output is indexed and the reply (at most 4 KB) is the "
+    "lines that best match it, then rare, failing or extreme lines."))]
 
 EXECUTE_DOC = (
     "Run code in a warm Jupyter kernel next to the data; only what the code prints (and a last expression's "
@@ -29,6 +31,12 @@ EXECUTE_FILE_DOC = (
     "Run code over one project file without reading it into the conversation: FILE_CONTENT (text), "
     "FILE_CONTENT_PATH and file_path are defined before your code (file_content... in elixir and rust). Only what "
     "you print comes back. Use Read instead when you need the exact text to edit it."
+)
+# Added to both descriptions when every kernel runs on a kernel gateway (`serve --gateway-url`).
+REMOTE_NOTE = (
+    " Kernels run on a remote kernel gateway here, not on this machine: the project's files are not on their disk "
+    "(unless the deployment mounts them there) and their working directory is the gateway's. ctx_execute_file sends "
+    "the file's content with the cell (FILE_CONTENT, at most 8 MB); opening FILE_CONTENT_PATH there fails."
 )
 
 

@@ -8,6 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ..wording import counted
 from .context import ServerState, app_and_session, text_result
 
 EXPORT_DOC = (
@@ -21,9 +22,10 @@ async def ctx_export(
     session: Annotated[str | None, Field(description="Session id (default: this one).")] = None,
     path: Annotated[str | None, Field(description="Directory inside the project (default: the data dir).")] = None,
     format: Literal["ipynb", "html"] = "ipynb",  # noqa: A002 - the reference's parameter name
+    redact: Annotated[bool, Field(description="Take secrets out of the exported code and outputs.")] = False,
 ) -> CallToolResult:
     app, current = await app_and_session(ctx)
-    done = await app.export.export(session or current.id, path, html=format == "html")
-    others = "".join(f"\n- {nb.path} ({nb.kernel_name}, {nb.cells} cells)" for nb in done.notebooks[1:])
-    text = f"Exported {done.executions} executions to {done.main}"
+    done = await app.export.export(session or current.id, path, html=format == "html", redact=redact)
+    others = "".join(f"\n- {nb.path} ({nb.kernel_name}, {counted(nb.cells, 'cell')})" for nb in done.notebooks[1:])
+    text = f"Exported {counted(done.executions, 'execution')}{' (secrets redacted)' if redact else ''} to {done.main}"
     return text_result(text + (f"; per-kernel notebooks:{others}" if others else ""))

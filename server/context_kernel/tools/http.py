@@ -14,6 +14,9 @@ Every HTTP request passes, in this order, before the SDK sees it:
 3. The session handle: a request without the `context-kernel-session` cookie gets a fresh
    unguessable one (seen by `tools/sessions.py` as if the client had sent it, and set on the
    response), so no two clients share a session unless they choose to.
+
+Inside, `resumption.py` keeps each 2025-protocol stream's events so a client whose stream dropped
+gets the rest (the reply of a long call included) when it reconnects.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..security.http_token import TokenFile, TokenFileError, ensure_token
+from .resumption import RETRY_INTERVAL_MS, SessionBinding, SessionEventStore
 from .sessions import SESSION_COOKIE, session_cookie
 
 log = logging.getLogger(__name__)
@@ -166,8 +170,9 @@ def http_app(server: Any, *, bind: str, token: TokenFile | None, hosts: Iterable
              origins: Iterable[str] = ()) -> ASGIApp:
     """The server's streamable HTTP app behind `OwnerOnly`; `token=None` turns authentication off."""
     security = transport_security(bind, hosts, origins)
-    inner = server.streamable_http_app(host=bind, transport_security=security)
-    return OwnerOnly(inner, security=security, token=token)
+    inner = server.streamable_http_app(host=bind, transport_security=security, event_store=SessionEventStore(),
+                                       retry_interval=RETRY_INTERVAL_MS)
+    return OwnerOnly(SessionBinding(inner), security=security, token=token)
 
 
 def start_refusal(bind: str, *, allow_remote: bool, auth: bool, token_file: Path) -> str | None:

@@ -12,6 +12,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ..wording import counted
 from .context import ServerState, app_and_session, text_result
 
 INDEX_DOC = (
@@ -21,7 +22,7 @@ INDEX_DOC = (
 SEARCH_DOC = (
     "Search everything indexed (files, fetched pages, large outputs, batch results): ranked sections with snippets "
     "around the matching words, each headed by its title and source. Several queries per call; a section already "
-    "sent in this session is only named, not repeated."
+    "sent in this session is only named, not repeated (sent again after a context compaction or an hour)."
 )
 PURGE_DOC = "Delete indexed content and execution records of this session (or of the whole project). Needs confirm."
 
@@ -45,11 +46,14 @@ async def ctx_index(
     semantic = f"\n{coverage}" if coverage else ""
     if content is not None:
         row, label = report.sources[0], report.root_label
-        return text_result(f'Indexed {row.chunk_count} sections ({row.code_chunks} with code) as "{label}".{semantic}')
+        return text_result(f'Indexed {counted(row.chunk_count, "section")} ({row.code_chunks} with code) as '
+                           f'"{label}".{semantic}')
     files = len(report.sources)
     skipped = "; skipped: " + ", ".join(f"{n} {why}" for why, n in report.skipped.items()) if report.skipped else ""
-    what = f"{files} files, " if files != 1 or report.skipped else ""
-    return text_result(f'Indexed {what}{report.sections} sections ({report.code_sections} with code) as '
+    what = f"{counted(files, 'file')}, " if files != 1 or report.skipped else ""
+    if report.removed:
+        skipped += f"; removed {counted(len(report.removed), 'file')} this walk no longer covers"
+    return text_result(f'Indexed {what}{counted(report.sections, "section")} ({report.code_sections} with code) as '
                        f'"{report.root_label}"{skipped}. Search with ctx_search(queries=[...], '
                        f'source="{report.root_label}").{semantic}')
 

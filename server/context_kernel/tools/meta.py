@@ -8,12 +8,13 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
 from ..upgrade import render_upgrade
+from ..wording import counted
 from .context import ServerState, app_and_session, holder_and_session, text_result
 
 STATS_DOC = ("Bytes taken in, indexed and returned per tool, for this session and in total, with how much "
              "raw data was kept out of the conversation.")
-DOCTOR_DOC = ("Check kernels (each started), which Python environment the python kernel uses and why, SQLite FTS5 "
-              "and trigram, the data dir, client hooks and versions.")
+DOCTOR_DOC = ("Check kernels (each started), which Python environment the python kernel uses and where javascript "
+              "and R find packages, and why, SQLite FTS5 and trigram, the data dir, client hooks and versions.")
 UPGRADE_DOC = "The command that upgrades context-kernel the way it was installed."
 INSIGHT_DOC = ("Write a local HTML page listing every recorded session (accounting, exported notebooks, hook "
                "memory) for a person to browse; returns its path. Nothing is sent anywhere.")
@@ -33,8 +34,8 @@ async def ctx_doctor(ctx: Context[ServerState, Any]) -> CallToolResult:
 async def ctx_insight(ctx: Context[ServerState, Any]) -> CallToolResult:
     app, _session = await app_and_session(ctx)
     done = await app.records.insight()
-    return text_result(f"Wrote {done.page} ({done.sessions} sessions). Open it in a browser; export a session "
-                       "with ctx_export.")
+    listed = counted(done.sessions, "session")
+    return text_result(f"Wrote {done.page} ({listed}). Open it in a browser; export a session with ctx_export.")
 
 
 async def ctx_upgrade() -> CallToolResult:

@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
-from pydantic import ValidationError
+from mcp.types import CallToolResult, InputRequiredResult, Resource, TextContent, Tool
+from pydantic import AnyUrl, ValidationError
 
 from .. import __version__
 from ..app import AppHolder
 from ..errors import ContextKernelError
 from ..metering import CallRecord, metering
+from ..published import Published
 from ..settings import Settings
-from . import batch, execute, export, fetch, knowledge, meta
+from . import batch, execute, export, fetch, knowledge, meta, offerings
 from .context import ServerState, holder_and_session, text_result
 from .schema import compact_schema
 from .sessions import SESSION_META_KEY, SessionIds
@@ -101,11 +104,22 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
 
 
 class ContextKernelServer(MCPServer[ServerState]):
-    """MCPServer plus compact schemas in tools/list, the error boundary and byte accounting of every call."""
+    """MCPServer plus compact schemas in tools/list, the error boundary, byte accounting of every call,
+    and the exports and insight page as resources (offerings.py)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, published: Published, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._unrecorded: list[CallRecord] = []
+        self._published = published
+
+    async def list_resources(self) -> list[Resource]:
+        return [*await super().list_resources(), *await offerings.resources(self._published)]
+
+    async def read_resource(self, uri: AnyUrl | str, context: Context[ServerState, Any] | None = None,
+                            ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        if self._published.owns(str(uri)):
+            return await offerings.read(self._published, str(uri))
+        return await super().read_resource(uri, context)
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
@@ -126,8 +140,10 @@ class ContextKernelServer(MCPServer[ServerState]):
             handle = context.request_context.lifespan_context.sessions.handle_to_return(context)
             if handle is not None:  # over HTTP: how a client without cookies continues this session
                 result = result.model_copy(update={"meta": {**(result.meta or {}), SESSION_META_KEY: handle}})
+            returned = _returned_bytes(result)
             record = CallRecord(session.id, name, (time.perf_counter() - began) * 1000, meter.bytes_in,
-                                meter.bytes_indexed, _returned_bytes(result), bool(result.is_error))
+                                meter.bytes_indexed, returned, bool(result.is_error), meter.kept_out(returned),
+                                dict(meter.sources_in), dict(meter.sources_back))
 
             async def write() -> None:
                 await self._record(holder, record)
@@ -153,6 +169,37 @@ class ContextKernelServer(MCPServer[ServerState]):
             log.exception("could not record %d tool call(s)", len(calls))
 
 
+class WarmStart:
+    """Middleware: once the client has connected, start the App and its prewarm kernels in the background.
+
+    Triggered after the first inbound message other than `initialize` has been handled (with the
+    2025 handshake that is `notifications/initialized`, which the client sends once it has our
+    initialize reply; a stateless 2026-07-28 client sends no handshake, so it is its first request),
+    so the work never delays the initialize reply. The first call's kernel then is (or is being)
+    started already; a call that arrives while a spare starts waits for that spare.
+    """
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._done = count <= 0
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if not self._done and ctx.method != "initialize":
+            self._done = True
+            state: ServerState = ctx.lifespan_context
+            state.holder.spawn(lambda: _prewarm(state.holder, self._count))
+        return result
+
+
+async def _prewarm(holder: AppHolder, count: int) -> None:
+    try:
+        app = await holder.get()
+        await app.execution.prewarm(count)
+    except Exception:
+        log.warning("prewarming kernels failed", exc_info=True)
+
+
 def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKernelServer:
     @asynccontextmanager
     async def lifespan(_server: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
@@ -161,9 +208,12 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
 
     server = ContextKernelServer(
         "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
+        published=Published(settings.export_dir, settings.insight_page),
+        middleware=[WarmStart(min(settings.prewarm_kernels, settings.max_kernels))],
     )
-    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC)
-    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC)
+    remote = execute.REMOTE_NOTE if settings.gateway is not None else ""
+    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC + remote)
+    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC + remote)
     server.add_tool(knowledge.ctx_index, name="ctx_index", description=knowledge.INDEX_DOC)
     server.add_tool(knowledge.ctx_search, name="ctx_search", description=knowledge.SEARCH_DOC)
     server.add_tool(batch.ctx_batch_execute, name="ctx_batch_execute", description=batch.BATCH_DOC)
@@ -174,4 +224,5 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
     server.add_tool(meta.ctx_doctor, name="ctx_doctor", description=meta.DOCTOR_DOC)
     server.add_tool(meta.ctx_upgrade, name="ctx_upgrade", description=meta.UPGRADE_DOC)
     server.add_tool(meta.ctx_insight, name="ctx_insight", description=meta.INSIGHT_DOC)
+    server.add_prompt(offerings.routing_prompt())
     return server

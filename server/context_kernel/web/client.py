@@ -10,6 +10,7 @@ and mapping httpx's errors to ours.
 from __future__ import annotations
 
 import importlib.util
+import re
 import socket
 import ssl
 import time
@@ -236,7 +237,15 @@ class SafeFetcher:
                                phase="total", timeout_s=self.total_timeout_s)
 
 
+# "127.0.0.1:8701/x", "localhost:8701", "docs.example.org/guide": a host (and port) with the scheme
+# left out. httpx reads "localhost:8701" as scheme "localhost"; the agent only forgot "http://".
+_NO_SCHEME = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[\w-]+(?:\.[\w-]+)*)(?::\d{1,5})?(?:[/?#].*)?", re.DOTALL)
+
+
 def _parse(url: str) -> httpx.URL:
+    if "://" not in url and _NO_SCHEME.fullmatch(url.strip()) and ("." in url or ":" in url or "[" in url):
+        raise FetchError(f"{url} has no scheme: add http:// (or https://) in front of it", url=url,
+                         hint=f"Fetch http://{url.strip()} (or https://{url.strip()}) instead.")
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError) as exc:

@@ -76,6 +76,12 @@ _NEVER_CONTENT = ("script", "style", "noscript", "template", "svg", "math", "ifr
 _CHROME = ("nav", "footer", "aside", "form")
 _CHROME_ROLES = "//*[@role='navigation' or @role='banner' or @role='contentinfo']"
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# Blocks that may be navigation by name or by link density; what names them so.
+_BLOCKS = ("div", "table", "ul", "ol", "details", "section", "header", "p", "dl")
+_NAV_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|navheader|navfooter|navigation|toc|sidebar|sphinxsidebar|related"
+                        r"|breadcrumbs?|menu|mobile-nav|pagination|pager|footer)(?:$|[\s_-])", re.IGNORECASE)
+_LINK_DENSITY = 0.6   # a block whose text is at least this share link text is a list of links
+_MIN_LINK_BLOCK = 40  # characters: "See also: [json]" inside a paragraph is not a block of links
 # A start tag this long is attribute soup: libxml2 checks attribute names pairwise, so 200k
 # attributes take minutes to parse. Only the attributes conversion reads are kept.
 _SOUP_TAG = re.compile(r"<([a-zA-Z][\w:-]*)(\s[^<>]{2048,})>")
@@ -184,6 +190,34 @@ def _drop_chrome(root: lxml.html.HtmlElement) -> None:
         # ASP.NET wraps whole pages in one <form>: "chrome" holding most of the text is the page.
         if el.getparent() is not None and _text_size(el) <= total / 2:
             el.drop_tree()
+    _drop_navigation(root, total)
+
+
+def _drop_navigation(root: lxml.html.HtmlElement, total: int) -> None:
+    """Navigation that is not marked up as <nav>: the blocks documentation generators name so
+    (DocBook's navheader/navfooter tables and its table of contents, Sphinx's related bars and
+    sidebar, a "toc" of Node's docs) and blocks that are mostly link text (a side column of links,
+    a version picker). Each goes only while it holds at most half of the page (an index page made
+    of links keeps them) and holds no code block."""
+    for el in list(root.iter(*_BLOCKS)):
+        if el.getparent() is None or not _looks_like_navigation(el):
+            continue
+        size = _text_size(el)
+        if size <= total / 2 and el.find(".//pre") is None:
+            el.drop_tree()
+
+
+def _looks_like_navigation(el: lxml.html.HtmlElement) -> bool:
+    names = " ".join(el.get(a, "") for a in ("class", "id", "summary", "aria-label"))
+    if _NAV_NAMES.search(names):
+        return True
+    if el.tag in ("p", "dl"):
+        return False  # a paragraph or definition list of links is still prose
+    size = _text_size(el)
+    if size < _MIN_LINK_BLOCK:
+        return False
+    linked = sum(_text_size(a) for a in el.iter("a"))
+    return linked >= _LINK_DENSITY * size
 
 
 def _label_code_blocks(root: lxml.html.HtmlElement) -> None:
@@ -267,8 +301,10 @@ def _keeps_enough(summary: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -
     if _text_size(summary) < MIN_READABILITY_SHARE * _text_size(body):
         return False
     # Readability drops small code blocks and tables it scores as boilerplate; for documentation
-    # a lost code block is a lost answer, so any lost one sends the page down the fallback path.
-    for tags, floor, share in ((_HEADINGS, 3, 0.5), (("pre",), 1, 1.0), (("table",), 1, 0.5)):
+    # a lost code block is a lost answer, so any lost one sends the page down the fallback path,
+    # and so does a tenth of the tables lost (Debian's manuals: notes and option tables; keeping
+    # half was accepted and lost a sixth of a chapter's words). The fallback drops navigation.
+    for tags, floor, share in ((_HEADINGS, 3, 0.5), (("pre",), 1, 1.0), (("table",), 1, 0.9)):
         in_body = sum(1 for _ in body.iter(*tags))
         if in_body >= floor and sum(1 for _ in summary.iter(*tags)) < share * in_body:
             return False

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ..wording import counted
+
 if TYPE_CHECKING:
     from ..store.knowledge import SourceRow
 
@@ -28,6 +30,8 @@ class FetchOutcome:
     age_s: float = 0.0
     preview: str = ""
     error: str = ""
+    replaced: str = ""
+    """The URL (or kind of content) this fetch replaced under the same label, or empty."""
 
 
 @dataclass(frozen=True)
@@ -52,11 +56,15 @@ def render_one(o: FetchOutcome) -> str:
         return f"Could not fetch {o.url}: {o.error}"
     assert o.source is not None
     search = f'ctx_search(queries=[...], source="{o.label}")'
+    sections = counted(o.source.chunk_count, "section")
     if o.status == "cached":
-        return (f'Cached: "{o.label}" was fetched {_age(o.age_s)} ago ({o.source.chunk_count} sections); '
+        return (f'Cached: "{o.label}" was fetched {_age(o.age_s)} ago ({sections}); '
                 f"searching it needs no refetch: {search}. Pass force=true (or ttl=0) to refetch.")
-    return (f'Fetched {o.url} ({o.kind}, {o.fetched_bytes / 1024:.1f} KB) and indexed {o.source.chunk_count} sections '
-            f'({o.source.code_chunks} with code) as "{o.label}". Search it: {search}\n\n--- preview ---\n{o.preview}')
+    replaced = (f' This replaced the page previously indexed as "{o.label}" ({o.replaced}); to keep both, fetch '
+                "each under its own source label." if o.replaced else "")
+    return (f'Fetched {o.url} ({o.kind}, {o.fetched_bytes / 1024:.1f} KB) and indexed {sections} '
+            f'({o.source.code_chunks} with code) as "{o.label}".{replaced} Search it: {search}'
+            f"\n\n--- preview ---\n{o.preview}")
 
 
 def render_many(outcomes: list[FetchOutcome]) -> tuple[str, bool]:
@@ -68,8 +76,9 @@ def render_many(outcomes: list[FetchOutcome]) -> tuple[str, bool]:
             lines.append(f'{i}. {o.url} — cached ({_age(o.age_s)} old) as "{o.label}"')
         else:
             assert o.source is not None
-            lines.append(f'{i}. {o.url} — new: {o.source.chunk_count} sections ({o.fetched_bytes / 1024:.1f} KB) '
-                         f'as "{o.label}"')
+            sections = counted(o.source.chunk_count, "section")
+            lines.append(f'{i}. {o.url} — new: {sections} ({o.fetched_bytes / 1024:.1f} KB) '
+                         f'as "{o.label}"' + (f" (replaced {o.replaced})" if o.replaced else ""))
     ok = sum(o.status != "error" for o in outcomes)
     lines.append(f"{ok} of {len(outcomes)} indexed; search them with ctx_search(queries=[...], source=...).")
     return "\n".join(lines), ok == 0

@@ -1,7 +1,8 @@
 """ctx_fetch_and_index: fetch once, convert, index, and answer with a short preview.
 
 Pages are cached by label: within the TTL a second fetch answers from the index and says how
-old it is; `force` or `ttl=0` refetches and replaces the old chunks.
+old it is; `force` or `ttl=0` refetches and replaces the old chunks. A different URL fetched
+under a label already in use replaces what was there, and the reply names what it replaced.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..errors import ContextKernelError, InvalidRequest
 from ..knowledge.service import KnowledgeService
 from ..metering import count
 from ..security.call_guard import DenyGuard
+from ..security.redact import redact_text, url_without_userinfo
 from .client import SafeFetcher
 from .convert import convert
 from .outcomes import FetchOutcome, FetchReply, FetchRequest, preview, render_many, render_one
@@ -72,21 +74,26 @@ class FetchService:
 
     async def fetch_one(self, req: FetchRequest, *, session_id: str | None, ttl_s: float | None = None,
                         force: bool = False) -> FetchOutcome:
-        label = req.source or req.url
+        # Credentials in the URL are for the request only: label, origin, links and replies go without.
+        shown = url_without_userinfo(req.url)
+        label = req.source or shown
         ttl = DEFAULT_TTL_S if ttl_s is None else ttl_s
-        if not force and ttl > 0:
-            cached = await self._knowledge.cached_source(label)
-            if cached is not None and cached.kind == "fetch" and cached.origin == req.url:
-                age = self._clock() - cached.indexed_at
-                if age < ttl:
-                    return FetchOutcome(req.url, label, "cached", cached, age_s=age)
+        cached = await self._knowledge.cached_source(label)
+        fresh_enough = not force and ttl > 0
+        if fresh_enough and cached is not None and cached.kind == "fetch" and cached.origin == shown:
+            age = self._clock() - cached.indexed_at
+            if age < ttl:
+                return FetchOutcome(shown, label, "cached", cached, age_s=age)
         try:
             got = await self._fetcher.fetch(req.url, self._guard.check_url if self._guard else None)
-            converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, got.final_url)
+            converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type,
+                                                       url_without_userinfo(got.final_url))
         except ContextKernelError as exc:  # refused, failed or binary (UnsupportedContent): this URL's outcome
-            return FetchOutcome(req.url, label, "error", error=str(exc))
+            return FetchOutcome(shown, label, "error", error=redact_text(str(exc)))
         row = await self._knowledge.index_text(label=label, text=converted.text, name=converted.name, kind="fetch",
-                                               origin=req.url, session_id=session_id)
+                                               origin=shown, session_id=session_id)
         count(bytes_in=len(got.body))
-        return FetchOutcome(req.url, label, "new", row, fetched_bytes=len(got.body), kind=converted.kind,
-                            preview=preview(converted.text))
+        # Another page (or other content) under the same label is gone now: the reply must say so.
+        replaced = "" if cached is None or cached.origin == shown else (cached.origin or f"{cached.kind} content")
+        return FetchOutcome(shown, label, "new", row, fetched_bytes=len(got.body), kind=converted.kind,
+                            preview=preview(converted.text), replaced=replaced)

@@ -1,0 +1,77 @@
+"""`ctx_doctor` / `context-kernel doctor` with `--gateway-url`: the gateway, its version and kernelspecs, each
+started on it and given a line of code, as the server would start it."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
+from .kernels.languages import LANGUAGES
+
+if TYPE_CHECKING:
+    from .kernels.gateway_client import Gateway
+    from .settings import Settings
+
+
+async def check_gateway(settings: Settings, gateway: Gateway, start: bool, kernels: KernelFactory) -> list[Check]:
+    from .errors import ContextKernelError
+
+    try:
+        info = await gateway.info()
+        specs = await gateway.kernelspecs(refresh=True)
+    except ContextKernelError as exc:
+        return [Check("FAIL", "gateway", f"{gateway.url}: {exc.message} — {exc.hint}")]
+    version = (f"Enterprise Gateway {info['gateway_version']} (server {info.get('version', '?')})"
+               if "gateway_version" in info else f"Jupyter server {info.get('version', '?')}")
+    checks = [Check("OK", "gateway", f"{gateway.url}: {version}; kernelspecs: {', '.join(sorted(specs)) or 'none'}"
+                    " — every kernel runs there")]
+    by_kernel = {lang.kernel_name: lang.name for lang in LANGUAGES.values()}
+    results: dict[str, Check] = {}
+    limiter = anyio.Semaphore(KERNEL_CHECK_CONCURRENCY)
+
+    async def one(name: str, spec: dict[str, Any]) -> None:
+        language = by_kernel.get(name) or str(spec.get("language", "")).lower()
+        subject = f"{language or '?':<10} kernel {name} (gateway)"
+        hello = HELLO.get(language)
+        if not start or hello is None:
+            why = "not started: --no-start" if not start else "no test line for this language"
+            results[name] = Check("OK", subject, f"offered by the gateway ({why})")
+            return
+        async with limiter:
+            results[name] = await _run_hello(settings, kernels, name, subject, hello)
+
+    async with anyio.create_task_group() as tg:
+        for name, spec in specs.items():
+            tg.start_soon(one, name, spec)
+    return checks + [results[name] for name in sorted(results)]
+
+
+async def _run_hello(settings: Settings, kernels: KernelFactory, name: str, subject: str, hello: str) -> Check:
+    from .errors import ContextKernelError
+    from .execution.collector import OutputCollector
+    from .execution.runner import CellRun
+
+    kernel = kernels(name)
+    began = time.monotonic()
+    try:
+        await kernel.start(settings.kernel_start_timeout_s)
+        collector = OutputCollector(4096, 1 << 20)
+
+        async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
+            return None
+
+        run = CellRun(kernel, collector, discard)
+        run.send(hello)
+        finished = await run.wait(time.monotonic() + 60)
+        out = collector.stdout.render().strip()
+        if finished and out == "ok":
+            return Check("OK", subject, f"starts and runs code in {time.monotonic() - began:.1f} s")
+        detail = out or collector.stderr_text.strip() or (collector.error or {}).get("evalue", "no output")
+        return Check("FAIL", subject, f"started but the test cell failed: {detail[:300]}")
+    except ContextKernelError as exc:
+        return Check("FAIL", subject, exc.message[:300])
+    finally:
+        await kernel.shutdown(now=True)

@@ -1,0 +1,62 @@
+"""Resources and prompts: advertised because there are some — the exports, the insight page, the routing guide."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from mcp.client.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import TextResourceContents
+from tests.conftest import make_settings
+
+from context_kernel.hooks.guide import routing_guide
+from context_kernel.settings import Settings
+from context_kernel.tools.server import create_server
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_routing_guide_is_the_one_prompt_and_a_fresh_home_lists_no_resources(client: Client) -> None:
+    capabilities = client.server_capabilities
+    assert capabilities.prompts is not None and capabilities.resources is not None
+    prompts = (await client.list_prompts()).prompts
+    assert [p.name for p in prompts] == ["routing-guide"]
+    got = await client.get_prompt("routing-guide")
+    (message,) = got.messages
+    assert message.role == "user" and getattr(message.content, "text", None) == routing_guide()
+    assert (await client.list_resources()).resources == []
+
+
+@pytest.mark.kernels
+async def test_exported_notebooks_and_the_insight_page_are_listed_and_read(settings: Settings) -> None:
+    async with Client(create_server(settings)) as client:
+        await client.call_tool("ctx_execute", {"language": "python", "code": "print('hello')"})
+        await client.call_tool("ctx_export", {})
+        await client.call_tool("ctx_export", {"format": "html"})
+        await client.call_tool("ctx_insight", {})
+        listed = {r.name: r for r in (await client.list_resources()).resources}
+        notebook = next(name for name in listed if name.endswith(".ipynb"))
+        assert sorted(listed) == sorted(["insight", notebook, notebook.removesuffix(".ipynb") + ".html"])
+        assert listed[notebook].mime_type == "application/x-ipynb+json"
+        assert listed["insight"].mime_type == "text/html"
+        (content,) = (await client.read_resource(str(listed[notebook].uri))).contents
+        assert isinstance(content, TextResourceContents)
+        nb = nbformat.reads(content.text, as_version=4)
+        assert [c.source for c in nb.cells] == ["print('hello')"]
+        assert json.loads(content.text) == json.loads((settings.export_dir / notebook).read_text())
+        (page,) = (await client.read_resource("context-kernel://insight")).contents
+        assert isinstance(page, TextResourceContents) and "<html" in page.text and notebook in page.text
+
+
+async def test_a_resource_that_is_not_listed_is_not_read(tmp_path: Path, project: Path) -> None:
+    settings = make_settings(tmp_path, project)
+    (settings.home / "exports").mkdir(parents=True)
+    (settings.home / "http-token").write_text("secret\n")
+    async with Client(create_server(settings)) as client:
+        for uri in ("context-kernel://exports/../http-token", "context-kernel://exports/missing.ipynb",
+                    "context-kernel://insight"):
+            with pytest.raises(MCPError, match="no resource"):
+                await client.read_resource(uri)

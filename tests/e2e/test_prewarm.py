@@ -1,0 +1,79 @@
+"""Warm from the first call: once a client connects, the server starts the python kernel and the
+project's most recent languages, and the first ctx_execute runs in the kernel already started.
+
+Driven through the real `context-kernel serve` over stdio with the SDK's default client (which
+speaks the stateless protocol: no initialize, so the first tools/list is what starts the warm-up).
+Kernel processes are found by their connection files, which live in the data dir's runtime/.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from tests.conftest import server_command, text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
+
+
+def params(home: Path, project: Path, **env: str) -> StdioServerParameters:
+    cmd = server_command("--project", str(project))
+    return StdioServerParameters(command=cmd[0], args=cmd[1:], env={
+        **os.environ, "CONTEXT_KERNEL_HOME": str(home), "CONTEXT_KERNEL_PREWARM": "3", **env})
+
+
+def kernel_pids(home: Path) -> set[int]:
+    """Every kernel process (not its supervisor) whose connection file is in `home`."""
+    runtime = str(home / "runtime")
+    found = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if runtime in text and "context_kernel.kernels.supervisor" not in text:
+            found.add(int(name))
+    return found
+
+
+async def wait_for_kernels(home: Path, count: int, timeout: float = 90) -> set[int]:
+    """The kernel processes, once there are exactly `count` of them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = kernel_pids(home)
+        if len(found) == count:
+            return found
+        await anyio.sleep(0.05)  # a bounded poll: the server starts (or stops) them in the background
+    raise AssertionError(f"not {count} kernels within {timeout} s: {kernel_pids(home)}")
+
+
+async def test_the_first_python_call_runs_in_the_kernel_started_when_the_client_connected(
+        tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "home"
+    async with Client(params(home, project)) as client:
+        await client.list_tools()
+        before = await wait_for_kernels(home, 1)
+        result = await client.call_tool("ctx_execute", {"language": "python", "code": "import os; print(os.getpid())"})
+        assert not result.is_error, text_of(result)
+        assert int(text_of(result).split()[-1]) in before
+
+
+async def test_the_projects_recent_languages_are_warm_too_and_prewarm_can_be_turned_off(
+        tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "home"
+    async with Client(params(home, project, CONTEXT_KERNEL_PREWARM="0")) as client:
+        await client.call_tool("ctx_execute", {"language": "shell", "code": "echo used"})
+        assert len(kernel_pids(home)) == 1  # off: only the shell the call asked for
+    await wait_for_kernels(home, 0)  # that server's kernels are gone
+    async with Client(params(home, project)) as client:
+        await client.list_tools()
+        before = await wait_for_kernels(home, 2)  # python, and the shell this project used
+        shell = await client.call_tool("ctx_execute", {"language": "shell", "code": "echo $PPID"})
+        assert int(text_of(shell).split()[-1]) in before, (text_of(shell), before)

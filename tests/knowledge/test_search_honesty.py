@@ -1,0 +1,71 @@
+"""Search says when a query term matches nothing, leaves identifiers uncorrected, and names
+duplicates once."""
+
+from __future__ import annotations
+
+import pytest
+
+from context_kernel.knowledge.search import identifiers, search
+from context_kernel.knowledge.service import KnowledgeService
+from context_kernel.store.db import Database
+from context_kernel.store.knowledge import KnowledgeRepository
+
+pytestmark = pytest.mark.anyio
+
+
+def test_identifiers_are_tokens_with_underscores_digits_dots_or_camel_case() -> None:
+    assert identifiers("where is API_TOKEN set, and is useEffect or v2.1 or os.path used?") == [
+        "API_TOKEN", "useEffect", "v2.1", "os.path"]
+    assert identifiers("how do I retry a request") == []
+
+
+async def test_an_identifier_is_not_corrected_into_an_unrelated_word(kb: KnowledgeService) -> None:
+    await kb.index_text(label="story", name="story.md", text="# Story\nThe road not taken was longer.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "API_TOKEN"))
+    assert result.corrections == {}
+    assert result.hits == []
+    assert result.missing == ["API_TOKEN"]
+
+
+async def test_an_identifier_found_nowhere_in_code_returns_a_plain_note_not_a_node_section(
+        kb: KnowledgeService) -> None:
+    await kb.index_text(label="node", name="node.md", text=(
+        "# Native addons\n```js\nconst prep = require('prep');\nprep.cif(ffi);\n```\n"))
+    await kb.index_text(label="libffi", name="libffi.md", text="# Calling\nSee ffi_prep_cif in the manual.\n")
+    reply = await kb.search(["ffi_prep_cif"], session_id="s", content_type="code")
+    assert "Native addons" not in reply.text
+    assert "ffi_prep_cif" in reply.text and "no code section holds" in reply.text
+
+
+async def test_an_identifier_that_exists_is_found(kb: KnowledgeService) -> None:
+    await kb.index_text(label="cfg", name="cfg.md", text="# Settings\nSet API_TOKEN in the environment.\n")
+    reply = await kb.search(["API_TOKEN"], session_id="s")
+    assert "Set API_TOKEN in the environment" in reply.text and "holds" not in reply.text
+
+
+async def test_a_word_found_nowhere_is_named_next_to_the_results_of_the_others(kb: KnowledgeService) -> None:
+    await kb.index_text(label="doc", name="doc.md", text="# Pooling\nThe connection pool keeps sockets open.\n")
+    reply = await kb.search(["connection pool zyzzogeton"], session_id="s")
+    assert "The connection pool keeps sockets open" in reply.text
+    assert "'zyzzogeton'" in reply.text
+
+
+async def test_a_misspelling_whose_trigrams_all_occur_elsewhere_is_still_corrected(kb: KnowledgeService) -> None:
+    # `vacum`'s trigrams (vac, acu, cum) are all in a section holding "vacuum" and "document":
+    # the trigram index alone called it found and left it uncorrected.
+    await kb.index_text(label="pg", name="pg.md", text=(
+        "# Routine maintenance\nRun VACUUM to reclaim space; this document explains when.\n"))
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "vacum"))
+    assert result.corrections == {"vacum": "vacuum"}
+
+
+async def test_a_misspelling_that_stems_oddly_is_corrected_to_what_was_meant(kb: KnowledgeService) -> None:
+    # `analize` stems to `anal`, one edit from `angl` (angles), two from `analyz` (analyze).
+    await kb.index_text(label="a", name="a.md", text="# ANALYZE\nANALYZE collects statistics about tables.\n")
+    await kb.index_text(label="b", name="b.md", text="# Trigonometry\nAngles are given in radians.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "what does analize do"))
+    assert result.corrections == {"analize": "analyze"}
+    assert result.hits[0].chunk.label == "a"
