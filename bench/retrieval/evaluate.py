@@ -124,13 +124,16 @@ def load_ours():
     return open_bench_index, None
 
 
-async def _run_ours(open_bench_index, docs: list[Doc], questions: list[dict], db_dir: Path) -> SideResult:
-    side = SideResult("ours (context_kernel.knowledge)")
-    async with open_bench_index(db_dir / "bench.sqlite3") as kb:
+async def _run_ours(open_bench_index, docs: list[Doc], questions: list[dict], db_dir: Path,
+                    semantic: bool = False) -> SideResult:
+    side = SideResult("ours, hybrid (semantic extra)" if semantic else "ours (context_kernel.knowledge)")
+    async with open_bench_index(db_dir / "bench.sqlite3", **({"semantic": True} if semantic else {})) as kb:
         t0 = time.perf_counter()
         for d in docs:
             await kb.index_text(d.stem, d.text, d.name)
         side.index_seconds = time.perf_counter() - t0
+        if semantic:
+            await kb.wait_embedded()
         for q in questions:
             t1 = time.perf_counter()
             hits = await kb.search(q["query"], TOP)
@@ -140,13 +143,14 @@ async def _run_ours(open_bench_index, docs: list[Doc], questions: list[dict], db
     return side
 
 
-def run_ours(open_bench_index, docs: list[Doc], questions: list[dict], keep_db: Path | None) -> SideResult:
+def run_ours(open_bench_index, docs: list[Doc], questions: list[dict], keep_db: Path | None,
+             semantic: bool = False) -> SideResult:
     if keep_db is not None:
         keep_db.mkdir(parents=True, exist_ok=True)
         (keep_db / "bench.sqlite3").unlink(missing_ok=True)
-        return anyio.run(_run_ours, open_bench_index, docs, questions, keep_db)
+        return anyio.run(_run_ours, open_bench_index, docs, questions, keep_db, semantic)
     with tempfile.TemporaryDirectory(prefix="ck-retrieval-") as tmp:
-        return anyio.run(_run_ours, open_bench_index, docs, questions, Path(tmp))
+        return anyio.run(_run_ours, open_bench_index, docs, questions, Path(tmp), semantic)
 
 
 # -- report ------------------------------------------------------------------------------------
@@ -238,6 +242,8 @@ def main() -> int:
     ap.add_argument("--baseline-misses", action="store_true", help="also list the baseline's misses")
     ap.add_argument("--keep-db", type=Path, help="build our index in this directory and keep it")
     ap.add_argument("--json", type=Path, help="also write per-question ranks to this file")
+    ap.add_argument("--semantic", action="store_true",
+                    help="also run ours with semantic recall (needs the semantic extra; embeds the corpus first)")
     args = ap.parse_args()
 
     docs = load_docs()
@@ -257,6 +263,9 @@ def main() -> int:
         print("ours: indexing and searching ...", file=sys.stderr)
         try:
             sides.append(run_ours(open_bench_index, docs, questions, args.keep_db))
+            if args.semantic:
+                print("ours, hybrid: indexing, embedding (minutes) and searching ...", file=sys.stderr)
+                sides.append(run_ours(open_bench_index, docs, questions, None, semantic=True))
         except Exception as exc:  # noqa: BLE001 - report the baseline anyway
             traceback.print_exc()
             sides.append(SideResult("ours (context_kernel.knowledge)", error=f"{type(exc).__name__}: {exc}"))

@@ -166,6 +166,16 @@ async def test_indexing_never_waits_for_the_embedder(kb: tuple[KnowledgeService,
     assert semantic.worker.progress().state in ("idle", "embedding")
 
 
+def test_doctor_says_semantic_is_on_with_the_verified_model(tmp_path: Path) -> None:
+    from context_kernel.doctor import check_semantic
+    from context_kernel.settings import Settings
+
+    line = check_semantic(Settings(home=tmp_path, project_dir=tmp_path)).line()
+    assert line.startswith("[OK] semantic: on: all-MiniLM-L6-v2 (int8 ONNX)") and "sha256 verified" in line
+    off = check_semantic(Settings(home=tmp_path, project_dir=tmp_path, semantic=False)).line()
+    assert off.startswith("[OK] semantic: off") and "CONTEXT_KERNEL_SEMANTIC" in off
+
+
 def test_the_setting_is_on_by_default_and_off_with_the_variable() -> None:
     args = argparse.Namespace()
     assert build_settings(args, {}).semantic is True
@@ -205,3 +215,22 @@ def test_without_the_extra_search_works_by_words_and_doctor_says_how_to_add_it(t
     assert doctor.startswith("[WARN] semantic: missing") and "pip install 'context-kernel[semantic]'" in doctor
     assert coverage == "None"  # ctx_index adds no semantic line
     assert any("source: vacuum" in line for line in reply)
+
+
+async def test_two_servers_sharing_a_database_store_each_chunks_vectors_once(
+        kb: tuple[KnowledgeService, SemanticRecall], tmp_path: Path) -> None:
+    service, semantic = kb
+    other_db = Database.open(tmp_path / "kb.sqlite3")  # a second server on the same file
+    other = SemanticRecall(db=other_db, files=default_model())
+    try:
+        text = "\n\n".join(f"## Part {i}\n\n" + "Dead tuples are reclaimed by vacuum. " * 40 for i in range(6))
+        await service.index_text(label="shared", text=text)
+        other.start()
+        await embedded(semantic)
+        assert await anyio.to_thread.run_sync(other.worker.wait_idle, WAIT_S)
+        chunks = await service._db.run(service._repo.source_chunks, "shared")  # type: ignore[attr-defined]
+        windows = sum(len(semantic.encoder.windows(c.title, c.content)) for c in chunks)
+        assert len(await service._db.run(semantic.vectors.ids_upto, 1 << 40)) == windows  # type: ignore[attr-defined]
+    finally:
+        other.close()
+        other_db.close()

@@ -61,10 +61,13 @@ class VectorRepository:
         if not rows:
             return 0
         with write(self._engine) as conn:
-            alive = {int(r[0]) for r in conn.execute(
-                text("SELECT id FROM chunks WHERE id IN :ids").bindparams(bindparam("ids", expanding=True)),
-                {"ids": list({r[0] for r in rows})})}
-            keep = [r for r in rows if r[0] in alive]  # re-indexed while it was being embedded: drop
+            # Chunks re-indexed while they were being embedded are gone; chunks another server
+            # sharing this database embedded meanwhile already have their vectors: skip both.
+            open_ids = {int(r[0]) for r in conn.execute(text(
+                "SELECT c.id FROM chunks c WHERE c.id IN :ids AND NOT EXISTS "
+                "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m)"
+            ).bindparams(bindparam("ids", expanding=True)), {"ids": list({r[0] for r in rows}), "m": self.model})}
+            keep = [r for r in rows if r[0] in open_ids]
             if keep:
                 conn.execute(text("INSERT INTO chunk_vectors (chunk_id, start, stop, model, vec) "
                                   "VALUES (:c, :a, :b, :m, :v)"),
