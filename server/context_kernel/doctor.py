@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
-from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory, run_hello
 
 __all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_doctor"]
 from .kernels.languages import LANGUAGES, Language
@@ -62,8 +61,6 @@ async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check
 async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory,
                          kernel_name: str | None = None) -> Check:
     from .errors import ContextKernelError
-    from .execution.collector import OutputCollector
-    from .execution.runner import CellRun
     from .kernels.env import kernel_environment
     from .kernels.install import launch_problem, launcher
     from .kernels.specs import find_spec
@@ -83,29 +80,14 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
         return Check("FAIL", subject, problem)
     if not start:
         return Check("OK", subject, "kernelspec installed (not started: --no-start)")
-    kernel = kernels(kernel_name)  # made as the server makes its kernels (app.kernel_factory)
-    began = time.monotonic()
-    try:
-        await kernel.start(settings.kernel_start_timeout_s)
-        collector = OutputCollector(4096, 1 << 20)
-
-        async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
-            return None
-
-        run = CellRun(kernel, collector, discard)
-        run.send(HELLO[lang.name])
-        finished = await run.wait(time.monotonic() + 60)
-        out = collector.stdout.render().strip()
-        elapsed = time.monotonic() - began
-        if finished and out == "ok":
-            state = "stateful" if lang.stateful else "stateless: a fresh process per call"
-            return Check("OK", subject, f"starts and runs code in {elapsed:.1f} s ({state})")
-        detail = out or collector.stderr_text.strip() or (collector.error or {}).get("evalue", "no output")
-        return Check("FAIL", subject, f"started but the test cell failed: {detail[:300]} — {lang.install}")
+    try:  # the kernel is made as the server makes its kernels (app.kernel_factory)
+        failed, seconds = await run_hello(kernels(kernel_name), settings.kernel_start_timeout_s, HELLO[lang.name])
     except ContextKernelError as exc:
         return Check("FAIL", subject, f"{exc.message[:300]} — {lang.install}")
-    finally:
-        await kernel.shutdown(now=True)
+    if failed is None:
+        state = "stateful" if lang.stateful else "stateless: a fresh process per call"
+        return Check("OK", subject, f"starts and runs code in {seconds:.1f} s ({state})")
+    return Check("FAIL", subject, f"started but the test cell failed: {failed[:300]} — {lang.install}")
 
 
 def stock_irkernel(settings: Settings) -> str | None:

@@ -3,12 +3,11 @@ started on it and given a line of code, as the server would start it."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory, run_hello
 from .kernels.languages import LANGUAGES
 
 if TYPE_CHECKING:
@@ -51,27 +50,11 @@ async def check_gateway(settings: Settings, gateway: Gateway, start: bool, kerne
 
 async def _run_hello(settings: Settings, kernels: KernelFactory, name: str, subject: str, hello: str) -> Check:
     from .errors import ContextKernelError
-    from .execution.collector import OutputCollector
-    from .execution.runner import CellRun
 
-    kernel = kernels(name)
-    began = time.monotonic()
     try:
-        await kernel.start(settings.kernel_start_timeout_s)
-        collector = OutputCollector(4096, 1 << 20)
-
-        async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
-            return None
-
-        run = CellRun(kernel, collector, discard)
-        run.send(hello)
-        finished = await run.wait(time.monotonic() + 60)
-        out = collector.stdout.render().strip()
-        if finished and out == "ok":
-            return Check("OK", subject, f"starts and runs code in {time.monotonic() - began:.1f} s")
-        detail = out or collector.stderr_text.strip() or (collector.error or {}).get("evalue", "no output")
-        return Check("FAIL", subject, f"started but the test cell failed: {detail[:300]}")
+        failed, seconds = await run_hello(kernels(name), settings.kernel_start_timeout_s, hello)
     except ContextKernelError as exc:
         return Check("FAIL", subject, exc.message[:300])
-    finally:
-        await kernel.shutdown(now=True)
+    if failed is None:
+        return Check("OK", subject, f"starts and runs code in {seconds:.1f} s")
+    return Check("FAIL", subject, f"started but the test cell failed: {failed[:300]}")
