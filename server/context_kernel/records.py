@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -51,6 +52,8 @@ class RecordService:
         self._db = db
         self._executions = executions
         self._events = events
+        # call accounting is written on the loop when it can be (store/db.py `run_quick`)
+        self._quick_events = EventRepository(db.quick_engine) if db.quick_engine is not None else None
         self._knowledge = knowledge
         self._ingest = ingest
         self._home = home
@@ -60,14 +63,8 @@ class RecordService:
         self._after_purge = after_purge
 
     async def record_calls(self, calls: list[CallRecord]) -> None:
-        def write() -> None:
-            for c in calls:
-                self._events.record_call(c.session_id, c.tool, duration_ms=c.duration_ms, bytes_in=c.bytes_in,
-                                         bytes_indexed=c.bytes_indexed, bytes_returned=c.bytes_returned,
-                                         is_error=c.is_error, bytes_kept_out=c.bytes_kept_out,
-                                         sources_in=c.sources_in, sources_back=c.sources_back)
-
-        await self._db.run(write)
+        quick = partial(_write_calls, self._quick_events) if self._quick_events is not None else None
+        await self._db.run_quick(partial(_write_calls, self._events), quick, calls)
 
     async def stats(self, session_id: str) -> str:
         """ctx_stats: this session and the lifetime of the data dir, every figure defined."""
@@ -101,3 +98,10 @@ class RecordService:
         counts = await self._knowledge.purge(scope=scope, session_id=session_id)
         self._after_purge()
         return PurgeReport(scope, counts["sources"], counts["executions"], counts["sessions"], hook_events)
+
+
+def _write_calls(events: EventRepository, calls: list[CallRecord]) -> None:
+    for c in calls:
+        events.record_call(c.session_id, c.tool, duration_ms=c.duration_ms, bytes_in=c.bytes_in,
+                           bytes_indexed=c.bytes_indexed, bytes_returned=c.bytes_returned, is_error=c.is_error,
+                           bytes_kept_out=c.bytes_kept_out, sources_in=c.sources_in, sources_back=c.sources_back)

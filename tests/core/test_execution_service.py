@@ -74,3 +74,29 @@ async def test_a_large_output_is_recorded_in_full_while_the_reply_is_trimmed(set
     assert reply.bytes_produced == len(recorded) == lines * 4096
     assert recorded.splitlines()[-1].endswith("4999")
     assert len(reply.text.encode()) < settings.return_budget + 400 and "cut" in reply.text
+
+
+async def test_a_quick_cells_outputs_are_written_with_its_end(settings: Settings,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # One write before the code runs (the pending row), one after (outputs and end together): the
+    # separate output batch write is for cells that run long enough to flush (about once a second).
+    batches: list[int] = []
+    add_outputs = ExecutionRepository.add_outputs
+
+    def counted(self: ExecutionRepository, exec_id: int, first: int, outputs: list[dict[str, object]]) -> None:
+        batches.append(len(outputs))
+        add_outputs(self, exec_id, first, outputs)
+
+    monkeypatch.setattr(ExecutionRepository, "add_outputs", counted)
+    async with AppHolder(settings) as holder:
+        app = await holder.get()
+        code = "import sys\nprint('out')\nprint('err', file=sys.stderr)\nprint('more')"
+        reply = await app.execution.execute(ExecuteRequest(code=code, language="python"), SESSION)
+    assert reply.execution_id is not None and not reply.is_error
+    assert batches == []
+    outputs = record(settings).outputs(reply.execution_id)
+    streams = {name: "".join(o.get("text", "") for o in outputs if o.get("name") == name)
+               for name in ("stdout", "stderr")}
+    assert streams == {"stdout": "out\nmore\n", "stderr": "err\n"}
+    row = record(settings).get(reply.execution_id)
+    assert row is not None and row.status == "ok"

@@ -4,13 +4,17 @@ A cell that ran is never reported as lost because its record could not be writte
 output flush drops that batch from the record (the reply still has its head and tail) and the cell
 goes on; a failed final write is kept and tried again before this server's next recorded call, so
 once the disk has room the record says how the cell really ended — never `interrupted`.
+
+A cell's last outputs (what arrived since the collector's last periodic flush: for a quick cell, all
+of them) are written with its end, in one transaction: a warm call costs two database hops, the
+`pending` row before the code runs and the end after it.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import StoreError
 from ..store.db import Database
@@ -21,6 +25,14 @@ log = logging.getLogger(__name__)
 # Final writes kept for a later try; beyond this the oldest are given up (logged).
 MAX_DEFERRED = 256
 
+Outputs = tuple[int, list[dict[str, Any]]]
+
+
+class PendingOutputs(Protocol):
+    """What a record takes its unwritten outputs from (execution/collector.py's OutputCollector)."""
+
+    def take_pending(self) -> Outputs: ...
+
 
 class Recorder:
     """One server's execution records: starts, output batches and final writes, with retries."""
@@ -28,12 +40,15 @@ class Recorder:
     def __init__(self, db: Database, executions: ExecutionRepository) -> None:
         self._db = db
         self._executions = executions
+        # the same statements on the database's quick engine: written on the loop when they can be
+        self._quick = ExecutionRepository(db.quick_engine) if db.quick_engine is not None else None
         self._deferred: dict[int, ExecutionEnd] = {}
 
     async def start(self, start: ExecutionStart) -> CellRecord:
         """Record a call as `pending` before it runs; a StoreError here means nothing ran."""
         await self.retry_deferred()
-        return CellRecord(self, await self._db.run(self._executions.start, start))
+        quick = self._quick.start if self._quick else None
+        return CellRecord(self, await self._db.run_quick(self._executions.start, quick, start))
 
     async def write_outputs(self, exec_id: int, first: int, batch: list[dict[str, Any]]) -> None:
         await self._db.run(self._executions.add_outputs, exec_id, first, batch)
@@ -47,28 +62,38 @@ class Recorder:
                 return  # still failing: keep them all for the next call
             self._deferred.pop(exec_id, None)
 
-    async def finish(self, exec_id: int, end: ExecutionEnd) -> StoreError | None:
-        """Write a call's final record; on failure a smaller one, else keep it for a later try."""
+    async def finish(self, exec_id: int, end: ExecutionEnd, outputs: Outputs | None = None,
+                     ) -> tuple[StoreError | None, int]:
+        """Write a call's final record with its last outputs; on failure the outputs alone and a smaller
+        end, else keep the end for a later try. Returns the first failure and how many outputs were lost."""
         # A newer end replaces an older one still waiting (a background cell's `running`).
         self._deferred.pop(exec_id, None)
         try:
-            await self._db.run(self._executions.finish, exec_id, end)
-            return None
+            quick = self._quick.finish if self._quick else None
+            await self._db.run_quick(self._executions.finish, quick, exec_id, end, outputs)
+            return None, 0
         except StoreError as exc:
             problem = exc
+        lost = 0
+        if outputs is not None and outputs[1]:
+            try:
+                await self.write_outputs(exec_id, *outputs)
+            except StoreError:
+                lost = len(outputs[1])
+                end = replace(end, note=_join(end.note, f"{lost} outputs could not be recorded ({problem.message})"))
         # The full end carries the reply text; the bare outcome is smaller and may still fit.
         bare = replace(end, returned_text=None, note=_join(end.note, "the reply text could not be recorded"))
         try:
             await self._db.run(self._executions.finish, exec_id, bare)
-            return problem
+            return problem, lost
         except StoreError:
             pass
         self._deferred[exec_id] = bare
         while len(self._deferred) > MAX_DEFERRED:
-            lost = next(iter(self._deferred))
-            del self._deferred[lost]
-            log.warning("execution #%d: its final record could not be written and is given up", lost)
-        return problem
+            gone = next(iter(self._deferred))
+            del self._deferred[gone]
+            log.warning("execution #%d: its final record could not be written and is given up", gone)
+        return problem, lost
 
 
 @dataclass
@@ -79,6 +104,8 @@ class CellRecord:
     exec_id: int
     problem: StoreError | None = None
     lost_outputs: int = 0
+    outputs: PendingOutputs | None = None
+    """The cell's collector: its outputs not yet flushed are written with the end."""
 
     async def add_outputs(self, first: int, batch: list[dict[str, Any]]) -> None:
         """A flush callback (runner.Flush) that never fails the cell."""
@@ -90,11 +117,21 @@ class CellRecord:
             log.warning("execution #%d: %d outputs not recorded: %s", self.exec_id, len(batch), exc.message)
 
     async def finish(self, end: ExecutionEnd) -> None:
+        """Write the end, with the outputs still pending in the attached collector."""
         if self.lost_outputs:
             end = replace(end, note=_join(end.note, f"{self.lost_outputs} outputs could not be recorded "
                                                     f"({self.problem.message if self.problem else 'store error'})"))
-        problem = await self.recorder.finish(self.exec_id, end)
+        outputs = self.outputs.take_pending() if self.outputs is not None else None
+        problem, lost = await self.recorder.finish(self.exec_id, end, outputs)
         self.problem = self.problem or problem
+        self.lost_outputs += lost
+
+    async def flush(self) -> None:
+        """Write the pending outputs now (before reading the record's output back)."""
+        if self.outputs is not None:
+            first, batch = self.outputs.take_pending()
+            if batch:
+                await self.add_outputs(first, batch)
 
     def reply_note(self) -> str | None:
         """What the agent is told when the record is incomplete (None when every write succeeded)."""

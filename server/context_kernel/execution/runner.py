@@ -55,12 +55,17 @@ class CellRun:
         flush: Flush,
         progress: Progress | None = None,
         progress_interval: float = 5.0,
+        *,
+        final_flush: bool = True,
     ) -> None:
         self.kernel = kernel
         self.collector = collector
         self._flush = flush
         self._progress = progress
         self._progress_interval = progress_interval
+        # False: the caller writes the outputs left at idle itself (an execution record writes them with
+        # its end, one database hop instead of two)
+        self._final_flush = final_flush
         self._msg_id = ""
         self._started = 0.0
         self._last_progress = 0.0
@@ -103,7 +108,8 @@ class CellRun:
             if self.collector.capped and not self._cap_interrupted:
                 self._cap_interrupted = True
                 await self.kernel.interrupt()
-        await self.flush()
+        if self._final_flush:
+            await self.flush()
         return True
 
     async def _tick(self) -> None:

@@ -125,7 +125,9 @@ class ExecutionService:
             deadline = time.monotonic() + timeout_ms / 1000
             if file_path is not None:
                 await self._define_file_vars(kernel, language, file_path, deadline)
-            run = CellRun(kernel, collector, record.add_outputs, progress, self._limits.progress_interval_s)
+            record.outputs = collector  # the outputs left at idle are written with the end
+            run = CellRun(kernel, collector, record.add_outputs, progress, self._limits.progress_interval_s,
+                          final_flush=False)
             # Our kernels read the file named in the metadata; a remote kernel got its content instead.
             metadata = ({"context_kernel": {"file_path": str(file_path)}}
                         if file_path and kernel.sees_server_files else None)
@@ -318,7 +320,8 @@ class ExecutionService:
             python_env=python_env,
         ))
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
-        run = CellRun(kernel, collector, record.add_outputs)
+        record.outputs = collector
+        run = CellRun(kernel, collector, record.add_outputs, final_flush=False)
         run.send(req.code)
         if await run.wait(deadline):
             outcome = await run.outcome()
@@ -358,7 +361,7 @@ class ExecutionService:
         body, label = None, None
         if record.problem is None:  # with outputs missing from the record, the reply's head and tail is all there is
             try:
-                body, label = await self._index_large_output(exec_id, req, session, collector)
+                body, label = await self._index_large_output(record, req, session, collector)
             except StoreError as exc:
                 record.problem = exc
         reply = shape_reply(collector, outcome, exec_id=exec_id, language=language, notes=notes, body=body,
@@ -381,12 +384,14 @@ class ExecutionService:
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
                             len(text.encode()), whole=reply.kind == "full")
 
-    async def _index_large_output(self, exec_id: int, req: ExecuteRequest, session: SessionRef,
+    async def _index_large_output(self, record: CellRecord, req: ExecuteRequest, session: SessionRef,
                                   collector: OutputCollector) -> tuple[str | None, str | None]:
         """Index output the reply cannot hold; with an intent, answer with the lines that match it."""
+        exec_id = record.exec_id
         wants_intent = bool(req.intent) and collector.stdout.total_bytes > INTENT_THRESHOLD
         if self._knowledge is None or not (collector.stdout.trimmed or wants_intent):
             return None, None
+        await record.flush()  # read back below: every output must be in the record
         full, clipped = await self._db.run(recorded_stdout, self._executions, exec_id, MAX_INDEXED_OUTPUT)
         label = f"exec-{exec_id}"
         row = await self._knowledge.index_text(label=label, text=full, name="output.txt", kind="execution",

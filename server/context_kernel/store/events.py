@@ -81,6 +81,13 @@ class SourceTotals:
 _OWNERS = ("SELECT source, tool FROM source_flows WHERE id IN "
            "(SELECT min(id) FROM source_flows WHERE bytes_in > 0 GROUP BY source)")
 
+# Written after every tool call: built once (a text() parses its binds each time it is made).
+_TOOL_CALL = text(
+    "INSERT INTO tool_calls (session_id, tool, at, duration_ms, bytes_in, bytes_indexed, bytes_returned, "
+    "is_error, bytes_kept_out) VALUES (:s, :t, :at, :d, :i, :x, :r, :e, :k)")
+_SOURCE_FLOW = text(
+    "INSERT INTO source_flows (session_id, tool, source, bytes_in, bytes_back, at) VALUES (:s, :t, :src, :i, :b, :at)")
+
 
 class EventRepository:
     def __init__(self, engine: Engine) -> None:
@@ -181,19 +188,14 @@ class EventRepository:
                     sources_in: dict[str, int] | None = None, sources_back: dict[str, int] | None = None) -> None:
         now = time.time()
         with write(self.engine) as conn:
-            conn.execute(text(
-                "INSERT INTO tool_calls (session_id, tool, at, duration_ms, bytes_in, bytes_indexed, bytes_returned, "
-                "is_error, bytes_kept_out) VALUES (:s, :t, :at, :d, :i, :x, :r, :e, :k)"),
-                {"s": session_id, "t": tool, "at": now, "d": duration_ms, "i": bytes_in, "x": bytes_indexed,
-                 "r": bytes_returned, "e": int(is_error),
-                 "k": max(0, bytes_in - bytes_returned) if bytes_kept_out is None else bytes_kept_out})
+            conn.execute(_TOOL_CALL, {
+                "s": session_id, "t": tool, "at": now, "d": duration_ms, "i": bytes_in, "x": bytes_indexed,
+                "r": bytes_returned, "e": int(is_error),
+                "k": max(0, bytes_in - bytes_returned) if bytes_kept_out is None else bytes_kept_out})
             flows = [{"src": label, "i": n, "b": 0} for label, n in (sources_in or {}).items()]
             flows += [{"src": label, "i": 0, "b": n} for label, n in (sources_back or {}).items()]
             if flows:
-                conn.execute(text(
-                    "INSERT INTO source_flows (session_id, tool, source, bytes_in, bytes_back, at) "
-                    "VALUES (:s, :t, :src, :i, :b, :at)"),
-                    [{"s": session_id, "t": tool, "at": now, **f} for f in flows])
+                conn.execute(_SOURCE_FLOW, [{"s": session_id, "t": tool, "at": now, **f} for f in flows])
 
     def tool_totals(self, session_id: str | None = None) -> list[ToolTotals]:
         """Per tool; `bytes_kept_out` is net of what searches brought back from its sources (stats.py)."""

@@ -1,0 +1,108 @@
+"""Database.run_quick: a short write runs on the event loop only when that keeps order and cannot wait."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+
+from context_kernel.store.db import Database
+from context_kernel.store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
+
+pytestmark = pytest.mark.anyio
+START = ExecutionStart(session_id="s", tool="ctx_execute", code="print(1)", language="python",
+                       kernel_name="python3")
+
+
+def _repos(db: Database) -> tuple[ExecutionRepository, ExecutionRepository]:
+    assert db.quick_engine is not None
+    repo = ExecutionRepository(db.engine)
+    repo.touch_session("s", client=None, transport="stdio", project_dir="/p")
+    return repo, ExecutionRepository(db.quick_engine)
+
+
+async def test_an_idle_database_writes_on_the_loop_thread(tmp_path: Path) -> None:
+    db = Database.open(tmp_path / "db.sqlite3")
+    try:
+        repo, quick = _repos(db)
+        threads: list[int] = []
+
+        def start_here(start: ExecutionStart) -> int:
+            threads.append(threading.get_ident())
+            return quick.start(start)
+
+        exec_id = await db.run_quick(repo.start, start_here, START)
+        assert threads == [threading.get_ident()]
+        assert repo.get(exec_id) is not None
+    finally:
+        db.close()
+
+
+async def test_a_write_queued_on_the_worker_keeps_its_place(tmp_path: Path) -> None:
+    db = Database.open(tmp_path / "db.sqlite3")
+    try:
+        repo, quick = _repos(db)
+        exec_id = repo.start(START)
+        release, order = threading.Event(), []
+
+        def slow_outputs() -> None:
+            assert release.wait(10)
+            repo.add_outputs(exec_id, 0, [{"output_type": "stream", "name": "stdout", "text": "1\n"}])
+            order.append("outputs")
+
+        def finish(*args: object) -> None:
+            order.append("finish")
+            repo.finish(exec_id, ExecutionEnd(status="ok"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(db.run, slow_outputs)
+            await anyio.sleep(0)  # the outputs are on the worker before the end is written
+            tg.start_soon(db.run_quick, finish, quick.finish, exec_id, ExecutionEnd(status="ok"))
+            await anyio.sleep(0)
+            assert order == []  # the end waits behind the queued outputs instead of overtaking them
+            release.set()
+        assert order == ["outputs", "finish"]
+    finally:
+        db.close()
+
+
+async def test_a_database_locked_by_another_process_never_blocks_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    db = Database.open(path)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        repo, quick = _repos(db)
+        other.execute("BEGIN IMMEDIATE")  # another server or a hook in the middle of a write
+        ticks = 0
+        async with anyio.create_task_group() as tg:
+            async def write() -> None:
+                exec_id = await db.run_quick(repo.start, quick.start, START)
+                assert repo.get(exec_id) is not None
+
+            tg.start_soon(write)
+            with anyio.fail_after(10):
+                while ticks < 5:  # the loop keeps running while the write waits for the lock on the worker
+                    await anyio.sleep(0.01)
+                    ticks += 1
+            other.execute("COMMIT")
+        assert ticks == 5
+    finally:
+        other.close()
+        db.close()
+
+
+async def test_a_quick_write_that_fails_says_what_failed(tmp_path: Path) -> None:
+    from context_kernel.errors import StoreError
+
+    db = Database.open(tmp_path / "db.sqlite3")
+    try:
+        repo, quick = _repos(db)
+        bad = ExecutionStart(session_id="no-such-session", tool="ctx_execute", code="x", language="python",
+                             kernel_name="python3")
+        with pytest.raises(StoreError, match="database error|FOREIGN KEY"):
+            await db.run_quick(repo.start, quick.start, bad)
+    finally:
+        db.close()
