@@ -1,6 +1,6 @@
 """Measure the ck-bash kernel: cold start and warm round trip, against spawning `bash -c`.
 
-Run: python bench/kernel_roundtrip_bash.py [--cells 200] [--starts 5] [--kernel ck-bash]
+Run: python bench/kernel_roundtrip_bash.py [--cells 200] [--starts 5] [--kernel ck-bash [--kernel python3]]
 
 - cold start -> kernel_info answered: AsyncKernelManager.start_kernel() called -> first
   kernel_info_reply (asked every 50 ms), i.e. when the kernel can take work
@@ -10,7 +10,8 @@ Run: python bench/kernel_roundtrip_bash.py [--cells 200] [--starts 5] [--kernel 
   the way context-kernel talks to kernels
 - bash -c: subprocess.run(["bash", "-c", "echo hi"]) from this process, what a
   spawn-per-call design pays for the same command
-Prints a table; no thresholds. --kernel python3 gives ipykernel's own numbers to compare.
+Prints a table; no thresholds. --kernel python3 gives ipykernel's own numbers to compare (ck-bash
+ran on ipykernel until issue 17); give --kernel more than once to compare kernels in one run.
 """
 
 from __future__ import annotations
@@ -126,24 +127,28 @@ def bash_spawns(n: int) -> list[float]:
 def row(name: str, seconds: list[float]) -> str:
     ms = sorted(s * 1000 for s in seconds)
     p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
-    return f"{name:<38} {len(ms):>4} {statistics.median(ms):>9.2f} {p95:>8.2f} {ms[0]:>8.2f}"
+    return f"{name:<44} {len(ms):>4} {statistics.median(ms):>9.2f} {p95:>8.2f} {ms[0]:>8.2f}"
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--cells", type=int, default=200)
     parser.add_argument("--starts", type=int, default=5)
-    parser.add_argument("--kernel", default="ck-bash")
+    parser.add_argument("--kernel", action="append", help="kernelspec name (default ck-bash; repeatable)")
     args = parser.parse_args()
-    code = "print('hi')" if args.kernel.startswith("python") else "echo hi"
-    answered, cold = await cold_starts(args.kernel, args.starts, code)
-    warm = await warm_round_trips(args.kernel, args.cells, code)
+    rows = []
+    for name in args.kernel or ["ck-bash"]:
+        code = "print('hi')" if name.startswith("python") else "echo hi"
+        answered, cold = await cold_starts(name, args.starts, code)
+        warm = await warm_round_trips(name, args.cells, code)
+        rows += [
+            row(f"{name}: cold start -> kernel_info", answered),
+            row(f"{name}: cold start -> first result", cold),
+            row(f"{name}: warm `{code}` round trip", warm),
+        ]
     spawn = bash_spawns(args.cells)
-    print(f"kernel {args.kernel}")
-    print(f"{'measure':<38} {'n':>4} {'median ms':>9} {'p95 ms':>8} {'min ms':>8}")
-    print(row("cold start -> kernel_info answered", answered))
-    print(row("cold start -> first result", cold))
-    print(row("warm `echo hi` round trip", warm))
+    print(f"{'measure':<44} {'n':>4} {'median ms':>9} {'p95 ms':>8} {'min ms':>8}")
+    print("\n".join(rows))
     print(row("subprocess bash -c 'echo hi'", spawn))
 
 

@@ -2,8 +2,9 @@
 
 Launched as ``python -m context_kernel.kernel_processes.bash -f {connection_file}``. The shell
 itself (how a cell runs, ends, is interrupted, and how a dead shell is replaced) lives in
-``bash_shell``; this module speaks the Jupyter protocol: stream messages coalesced from raw
-output, ExitCode / KeyboardInterrupt errors, SIGINT handling, and a lean startup.
+``bash_shell``; the Jupyter protocol in ``lean_kernel`` (no ipykernel: its machinery cost a cell
+2-4 ms and a start ~0.3 s); this module turns cells into Jupyter output: stream messages
+coalesced from raw output, ExitCode / KeyboardInterrupt errors, the state-lost report.
 """
 
 from __future__ import annotations
@@ -11,19 +12,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import codecs
-import signal
-import sys
+import logging
 from collections.abc import Callable
-from typing import Any
-
-from ipykernel._version import kernel_protocol_version
-from ipykernel.kernelbase import Kernel
+from typing import Any, ClassVar
 
 from context_kernel.kernel_processes.bash_shell import BashShell, CellOutcome
-from context_kernel.kernel_processes.iopub_flow import FlowControlledApp, StreamWindow
+from context_kernel.kernel_processes.lean_kernel import LeanKernel, Request, launch
 
 FLUSH_DELAY = 0.005  # s output may wait to be coalesced with more
 FLUSH_SIZE = 64 * 1024  # bytes that force an immediate stream message
+log = logging.getLogger("context_kernel.ck_bash")
 RESET_NOTE = (
     "a new shell was started: unexported variables, functions, aliases and options are gone;"
     " the working directory and exported variables were kept"
@@ -73,11 +71,11 @@ class StreamBatcher:
         self.flush()
 
 
-class BashKernel(Kernel):
+class BashKernel(LeanKernel):
     implementation = "ck-bash"
     implementation_version = "0.1.0"
     banner = "bash (context-kernel): one persistent shell; cd, variables and functions persist"
-    language_info = {  # noqa: RUF012 - ipykernel's Kernel reads it as a plain class attribute
+    language_info: ClassVar[dict[str, Any]] = {
         "name": "bash",
         "mimetype": "text/x-sh",
         "file_extension": ".sh",
@@ -85,92 +83,45 @@ class BashKernel(Kernel):
         "codemirror_mode": "shell",
     }
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._pending_interrupt = False
-        self._handler_count = 0  # tells a late SIGINT from one for the current request
-        # ipykernel sleeps 0.5 ms per cell so OutStream prints reach iopub before the reply;
-        # our stream messages are queued on iopub before the reply is built
-        self._execute_sleep = 0.0
-        self._window = StreamWindow(self.iopub_thread)
+    def __init__(self, connection: dict[str, Any]) -> None:
+        super().__init__(connection)
         self._shell = BashShell()
         self._shell.start()  # now, so bash is warm by the first cell
-        atexit.register(self._shell.close)
+        self._closed = False
+        atexit.register(self.shutdown, False)
 
-    @property
     def kernel_info(self) -> dict[str, Any]:
-        # the base property imports ipykernel.debugger (~40 ms) only to advertise debugpy
-        return {
-            "protocol_version": kernel_protocol_version,
-            "implementation": self.implementation,
-            "implementation_version": self.implementation_version,
-            "language_info": {**self.language_info, "version": self._shell.version},
-            "banner": self.banner,
-            "help_links": [],
-            "supported_features": [],
-        }
+        info = super().kernel_info()
+        return {**info, "language_info": {**self.language_info, "version": self._shell.version}}
 
-    # -- SIGINT: ipykernel would raise KeyboardInterrupt anywhere in the event loop -------
-
-    def pre_handler_hook(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._handler_count += 1
-        self._pending_interrupt = False
-        self.saved_sigint_handler = signal.signal(signal.SIGINT, self._on_sigint)
-
-    def post_handler_hook(self) -> None:
-        signal.signal(signal.SIGINT, self.saved_sigint_handler)
-
-    def _on_sigint(self, signum: int, frame: object) -> None:
-        # a signal handler runs between bytecodes: defer the work to the loop, and wake it
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._interrupt, self._handler_count)
-
-    def _interrupt(self, handler_count: int) -> None:
-        if handler_count != self._handler_count:
-            return  # meant for a request that has finished since
-        if not self._shell.interrupt():
-            self._pending_interrupt = True  # arrived before the cell reached bash
+    def interrupt(self) -> None:
+        self._shell.interrupt()
 
     # -- execution -----------------------------------------------------------------------
 
-    async def do_execute(
-        self,
-        code: str,
-        silent: bool,
-        store_history: bool = True,
-        user_expressions: dict[str, Any] | None = None,
-        allow_stdin: bool = False,
-        *,
-        cell_meta: dict[str, Any] | None = None,
-        cell_id: str | None = None,
-    ) -> dict[str, Any]:
+    async def execute(self, request: Request) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
-        if self._pending_interrupt:
-            return self._error("KeyboardInterrupt", "interrupted", ["KeyboardInterrupt"])
-        meta = (self.get_parent().get("metadata") or {}).get("context_kernel") or {}
+        meta = request.metadata.get("context_kernel") or {}
         file_path = meta.get("file_path") if isinstance(meta, dict) else None
-        batcher = StreamBatcher(self._send_stream if not silent else _discard, loop)
+        batcher = StreamBatcher(self._send_stream if not request.silent else _discard, loop)
         try:
             outcome = await self._shell.run(
-                code,
+                request.code,
                 batcher.feed,
                 file_path=file_path if isinstance(file_path, str) else None,
-                gate=self._window,
+                gate=self.iopub,
             )
         except OSError as exc:  # no shell could be started: answer rather than leave a hang
-            self.log.exception("ck-bash: running a cell failed")
+            log.exception("ck-bash: running a cell failed")
             return self._error(type(exc).__name__, str(exc), [f"{type(exc).__name__}: {exc}"])
         finally:
             batcher.close()
-        return self._reply(outcome, silent)
+        return self._reply_content(outcome, request.silent)
 
     def _send_stream(self, name: str, text: str) -> None:
-        self.send_response(self.iopub_socket, "stream", {"name": name, "text": text})
-        self._window.queued()
+        self.publish("stream", {"name": name, "text": text})
 
-    def _reply(self, outcome: CellOutcome, silent: bool) -> dict[str, Any]:
+    def _reply_content(self, outcome: CellOutcome, silent: bool) -> dict[str, Any]:
         note = [f"{outcome.restarted}; {RESET_NOTE}"] if outcome.restarted else []
         # the server reads this to tell the agent what an interrupt or timeout cost
         report = {"context_kernel": {"state_lost": True, "note": note[0]}} if note else {}
@@ -191,36 +142,24 @@ class BashKernel(Kernel):
 
     def _error(self, ename: str, evalue: str, traceback: list[str]) -> dict[str, Any]:
         content = {"ename": ename, "evalue": evalue, "traceback": traceback}
-        self.send_response(self.iopub_socket, "error", content)
+        self.publish("error", content)
         return {"status": "error", "execution_count": self.execution_count, **content}
 
-    async def do_is_complete(self, code: str) -> dict[str, Any]:
+    def is_complete(self, code: str) -> dict[str, Any]:
         return {"status": "complete"}
 
-    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
-        self._shell.close()
-        return {"status": "ok", "restart": restart}
+    def shutdown(self, restart: bool) -> None:
+        if not self._closed:
+            self._closed = True
+            self._shell.close()
 
 
 def _discard(name: str, text: str) -> None:
     """Stream sink for silent cells."""
 
 
-class BashKernelApp(FlowControlledApp):
-    def init_pdb(self) -> None:
-        """Skip: it swaps in IPython's pdb (and imports it) for Python code we never run."""
-
-    def init_io(self) -> None:
-        super().init_io()
-        # ipykernel's OutStream forwards Python prints, which this kernel has none of, and
-        # every flush of it (four per cell) waits on the iopub thread: ~0.5 ms a cell.
-        # Stray prints go to the kernel's own stdout/stderr, i.e. the server's log.
-        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-
-
 def main() -> None:
-    # capture_fd_output=False: do not hijack fds 1/2 into iopub (see init_io)
-    BashKernelApp.launch_instance(kernel_class=BashKernel, capture_fd_output=False)
+    launch(BashKernel)
 
 
 if __name__ == "__main__":
