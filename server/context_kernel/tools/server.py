@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import ToolManager
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, InputRequiredResult, Resource, TextContent, Tool
 from pydantic import AnyUrl, ValidationError
@@ -29,7 +31,7 @@ from ..errors import ContextKernelError
 from ..metering import CallRecord, metering
 from ..published import Published
 from ..settings import Settings
-from . import batch, execute, export, fetch, knowledge, meta, offerings
+from . import offerings
 from .context import ServerState, holder_and_session, text_result
 from .schema import compact_schema
 from .sessions import SESSION_META_KEY, SessionIds
@@ -107,10 +109,26 @@ class ContextKernelServer(MCPServer[ServerState]):
     """MCPServer plus compact schemas in tools/list, the error boundary, byte accounting of every call,
     and the exports and insight page as resources (offerings.py)."""
 
-    def __init__(self, *args: Any, published: Published, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, published: Published, register: Callable[[ContextKernelServer], None],
+                 **kwargs: Any) -> None:
+        self._register: Callable[[ContextKernelServer], None] | None = register
         super().__init__(*args, **kwargs)
         self._unrecorded: list[CallRecord] = []
         self._published = published
+
+    # The tools are registered on first use of the tool manager (tools/list or tools/call), not before
+    # `initialize` is answered: building their argument models and schemas, and importing their modules,
+    # is ~60 ms of a server start (docs/benchmarks.md, "initialize").
+    @property
+    def _tool_manager(self) -> ToolManager:
+        register, self._register = self._register, None
+        if register is not None:
+            register(self)
+        return self._tools
+
+    @_tool_manager.setter
+    def _tool_manager(self, manager: ToolManager) -> None:  # MCPServer.__init__ sets it
+        self._tools = manager
 
     async def list_resources(self) -> list[Resource]:
         return [*await super().list_resources(), *await offerings.resources(self._published)]
@@ -210,10 +228,18 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
         "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
         published=Published(settings.export_dir, settings.insight_page),
         middleware=[WarmStart(min(settings.prewarm_kernels, settings.max_kernels))],
+        register=partial(_add_tools, remote=settings.gateway is not None),
     )
-    remote = execute.REMOTE_NOTE if settings.gateway is not None else ""
-    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC + remote)
-    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC + remote)
+    server.add_prompt(offerings.routing_prompt())
+    return server
+
+
+def _add_tools(server: ContextKernelServer, *, remote: bool) -> None:
+    from . import batch, execute, export, fetch, knowledge, meta
+
+    note = execute.REMOTE_NOTE if remote else ""
+    server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC + note)
+    server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC + note)
     server.add_tool(knowledge.ctx_index, name="ctx_index", description=knowledge.INDEX_DOC)
     server.add_tool(knowledge.ctx_search, name="ctx_search", description=knowledge.SEARCH_DOC)
     server.add_tool(batch.ctx_batch_execute, name="ctx_batch_execute", description=batch.BATCH_DOC)
@@ -224,5 +250,3 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
     server.add_tool(meta.ctx_doctor, name="ctx_doctor", description=meta.DOCTOR_DOC)
     server.add_tool(meta.ctx_upgrade, name="ctx_upgrade", description=meta.UPGRADE_DOC)
     server.add_tool(meta.ctx_insight, name="ctx_insight", description=meta.INSIGHT_DOC)
-    server.add_prompt(offerings.routing_prompt())
-    return server
