@@ -66,6 +66,8 @@ class Wire:
         self.session = os.urandom(16).hex()
         self._count = 0
         self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self.last_msg_id = ""
+        """The msg_id of the newest header made (what a sender matches replies against)."""
 
     def _sign(self, frames: list[bytes]) -> bytes:
         if not self._key:
@@ -77,8 +79,9 @@ class Wire:
 
     def header(self, msg_type: str) -> dict[str, Any]:
         self._count += 1
+        self.last_msg_id = f"{self.session}_{os.getpid()}_{self._count}"
         return {
-            "msg_id": f"{self.session}_{os.getpid()}_{self._count}",
+            "msg_id": self.last_msg_id,
             "msg_type": msg_type,
             "username": self._username,
             "session": self.session,
@@ -121,7 +124,8 @@ class Wire:
             if len(self._seen) > REPLAY_MEMORY:
                 self._seen.popitem(last=False)
         try:
-            header, parent, metadata, content = (json.loads(f) for f in frames)
+            # as Session does: bytes that are not UTF-8 become U+FFFD rather than fail the message
+            header, parent, metadata, content = (json.loads(f.decode("utf-8", "replace")) for f in frames)
         except ValueError as exc:
             raise WireError(f"a frame is not JSON: {exc}") from None
         if not all(isinstance(part, dict) for part in (header, parent, metadata, content)):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from ..errors import KernelRestartFailed, KernelStartFailed, KernelUnavailable
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
 from .quirks import setup_code
+from .wire_channels import WireChannels
 
 RECEIVE_QUEUE_MESSAGES = 128
 
@@ -92,6 +92,7 @@ class JupyterKernel:
         self._spec_manager = spec_manager or KernelSpecManager()
         self._km: AsyncKernelManager | None = None
         self._kc: Any = None
+        self._wire: WireChannels | None = None
         self._log: IO[bytes] | None = None
         self.language_name: str = kernel_name
         self.sees_server_files = True
@@ -159,6 +160,7 @@ class JupyterKernel:
                 kc.context.setsockopt(zmq.RCVHWM, RECEIVE_QUEUE_MESSAGES)
                 kc.start_channels()
                 self._kc = kc
+                self._wire = WireChannels(kc)
                 await kc.wait_for_ready(timeout=timeout)
                 setup = setup_code(list(spec.argv))
                 if setup:
@@ -191,6 +193,12 @@ class JupyterKernel:
         self._kc.shell_channel.send(msg)
         return await self.shell_reply(str(msg["header"]["msg_id"]), timeout)
 
+    @property
+    def _channels(self) -> WireChannels:
+        if self._wire is None:
+            raise RuntimeError(f"kernel {self.kernel_name!r} is not started")
+        return self._wire
+
     def log_tail(self, limit: int = 2000) -> str:
         try:
             data = self._log_path.read_bytes()[-limit:]
@@ -206,25 +214,18 @@ class JupyterKernel:
             # line (without it ipykernel raises StdinNotImplementedError).
             "user_expressions": {}, "allow_stdin": True, "stop_on_error": False,
         }
-        msg = self._kc.session.msg("execute_request", content, metadata=metadata or {})
-        self._kc.shell_channel.send(msg)
-        return str(msg["header"]["msg_id"])
+        return self._channels.execute(content, metadata)
 
     async def next_iopub(self, timeout: float) -> dict[str, Any] | None:
         """Runner calls this to read the next IOPub message (any parent); None after `timeout` seconds."""
-        try:
-            msg: dict[str, Any] = await self._kc.get_iopub_msg(timeout=timeout)
-            return msg
-        except queue.Empty:
-            return None
+        return await self._channels.next_iopub(timeout)
 
     async def shell_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
         """Runner calls this after `idle` to read the execute_reply of `msg_id` (status, counts)."""
         with anyio.move_on_after(timeout):
             while True:
-                try:
-                    msg: dict[str, Any] = await self._kc.get_shell_msg(timeout=timeout)
-                except queue.Empty:
+                msg = await self._channels.next_shell(timeout)
+                if msg is None:
                     return None
                 if msg.get("parent_header", {}).get("msg_id") == msg_id:
                     return msg
@@ -282,7 +283,7 @@ class JupyterKernel:
         if self._kc is not None:
             with contextlib.suppress(Exception):  # shutdown must always finish
                 self._kc.stop_channels()
-            self._kc = None
+            self._kc = self._wire = None
         if self._km is not None:
             try:
                 with anyio.fail_after(10):
