@@ -10,7 +10,7 @@ well); other types are logged and ignored. Heartbeat is a zmq proxy echo in a da
 iopub is `lean_iopub.IOPubPublisher`.
 
 A subclass sets the kernel_info class attributes and implements `execute` (and may override
-`is_complete`, `interrupt`, `shutdown`); it publishes with `publish`. `launch(cls)` runs it from
+`is_complete`, `interrupt`, `release`, `shutdown`); it publishes with `publish`. `launch(cls)` runs it from
 ``-f connection_file``.
 """
 
@@ -132,8 +132,12 @@ class LeanKernel:
     def interrupt(self) -> None:
         """SIGINT or an interrupt_request arrived while a request was being handled."""
 
+    async def release(self, restart: bool) -> None:
+        """A shutdown_request is being answered: release what needs the loop (awaited before the
+        reply; `shutdown` follows)."""
+
     def shutdown(self, restart: bool) -> None:
-        """The kernel is about to exit: release what it holds."""
+        """The kernel is about to exit: release what it holds (also at exit, without a loop)."""
 
     # -- running -----------------------------------------------------------------------
 
@@ -247,6 +251,7 @@ class LeanKernel:
             self._reply(socket, msg, self._signal_group())
         elif kind == "shutdown_request":
             restart = bool(content.get("restart", False))
+            await self.release(restart)
             self.shutdown(restart)
             self._reply(socket, msg, {"status": "ok", "restart": restart})
             self.publish("shutdown_reply", {"status": "ok", "restart": restart}, msg)
