@@ -16,8 +16,11 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
+import nbformat
 import pytest
 from kernel_harness import Kernel, StartKernel, Trigger, any_output, running
+from nbclient import NotebookClient
 
 from context_kernel.kernel_processes.node_process import DRIVER, typescript_dir
 
@@ -319,3 +322,34 @@ def test_shutdown_from_nbclient_stops_node_cleanly(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2"
     assert "different loop" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+async def test_nbclient_executes_a_javascript_notebook(tmp_path: Path) -> None:
+    _require_runtime()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("const greeting = 'hello'"),
+        nbformat.v4.new_code_cell("console.log(greeting + ' from node'); console.error('warn'); 6 * 7"),
+        nbformat.v4.new_code_cell("throw new RangeError('nope')"),
+    ]
+    client = NotebookClient(nb, kernel_name="ck-javascript", timeout=CELL_TIMEOUT, startup_timeout=CELL_TIMEOUT,
+                            allow_errors=True, resources={"metadata": {"path": str(tmp_path)}})
+    with anyio.fail_after(4 * CELL_TIMEOUT):
+        await client.async_execute()
+    assert nb.cells[0].outputs == []
+    out, err, result = nb.cells[1].outputs
+    assert (out.name, out.text, err.name, err.text) == ("stdout", "hello from node\n", "stderr", "warn\n")
+    assert (result.output_type, result.data["text/plain"]) == ("execute_result", "42")
+    (error,) = nb.cells[2].outputs
+    assert (error.output_type, error.ename, error.evalue) == ("error", "RangeError", "nope")
+    assert [cell.execution_count for cell in nb.cells] == [1, 2, 3]
+    assert nb.metadata["language_info"]["name"] == "javascript"
+    nbformat.validate(nb)
+
+
+def test_the_node_kernel_imports_neither_ipykernel_nor_jupyter_client() -> None:
+    # they cost a start ~0.3 s; the node kernel runs on lean_kernel (pyzmq and the standard library)
+    code = ("import sys, context_kernel.kernel_processes.node;"
+            "print(sorted({'ipykernel', 'jupyter_client', 'traitlets'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=CELL_TIMEOUT)
+    assert out.stdout == "[]\n"

@@ -1,8 +1,8 @@
 """The iopub socket of a lean kernel: published in order, never dropped, waiting for a slow reader.
 
-The socket is an XPUB with XPUB_NODROP and a short send queue (SNDHWM), as iopub_flow.py gives
-ipykernel's kernels: once the reader's queue is full a send fails instead of discarding the
-message, so a flood cannot lose the `status: idle` that ends a cell. An XPUB always reports
+The socket is an XPUB with XPUB_NODROP and a short send queue (SNDHWM; ipykernel's own XPUB drops
+what its reader cannot take): once the reader's queue is full a send fails instead of discarding
+the message, so a flood cannot lose the `status: idle` that ends a cell. An XPUB always reports
 POLLOUT, so the event loop cannot wait for room on it; instead a message is sent from the loop at
 once when the socket takes it (the usual case: no thread handoff), and otherwise joins a backlog
 that a thread sends with blocking sends. While the backlog is not empty the thread owns the

@@ -10,7 +10,7 @@ well); other types are logged and ignored. Heartbeat is a zmq proxy echo in a da
 iopub is `lean_iopub.IOPubPublisher`.
 
 A subclass sets the kernel_info class attributes and implements `execute` (and may override
-`is_complete`, `interrupt`, `shutdown`); it publishes with `publish`. `launch(cls)` runs it from
+`is_complete`, `interrupt`, `release`, `shutdown`); it publishes with `publish`. `launch(cls)` runs it from
 ``-f connection_file``.
 """
 
@@ -132,8 +132,12 @@ class LeanKernel:
     def interrupt(self) -> None:
         """SIGINT or an interrupt_request arrived while a request was being handled."""
 
+    async def release(self, restart: bool) -> None:
+        """A shutdown_request is being answered: release what needs the loop (awaited before the
+        reply; `shutdown` follows)."""
+
     def shutdown(self, restart: bool) -> None:
-        """The kernel is about to exit: release what it holds."""
+        """The kernel is about to exit: release what it holds (also at exit, without a loop)."""
 
     # -- running -----------------------------------------------------------------------
 
@@ -190,34 +194,31 @@ class LeanKernel:
     async def _serve(self, socket: zmq.asyncio.Socket) -> None:
         while True:
             raw = await socket.recv_multipart()
-            if not await self._handle(socket, raw):
+            queued = await self._handle(socket, raw)
+            if not queued:
                 continue
-            # stop_on_error: the execute requests already queued behind a failed cell are aborted
-            # (ipykernel aborts those it has received when the error is sent, too)
+            # stop_on_error: the execute requests that were queued when the cell failed are aborted
+            # (as ipykernel aborts those it has received when the error is sent)
             self._aborting = True
             try:
-                while True:
-                    try:
-                        raw = await socket.recv_multipart(zmq.DONTWAIT)
-                    except zmq.Again:
-                        break
+                for raw in queued:
                     await self._handle(socket, raw)
             finally:
                 self._aborting = False
 
-    async def _handle(self, socket: zmq.asyncio.Socket, raw: list[bytes]) -> bool:
-        """Handle one message; True if it was a cell that failed and stops what follows it."""
+    async def _handle(self, socket: zmq.asyncio.Socket, raw: list[bytes]) -> list[list[bytes]]:
+        """Handle one message; for a cell that failed and stops what follows it, what was queued."""
         try:
             msg = self.wire.parse(raw)
         except WireError as exc:
             log.error("ignoring a message: %s", exc)
-            return False
+            return []
         self.publish("status", {"execution_state": "busy"}, msg)
         try:
             return await self._dispatch(socket, msg)
         except Exception:  # one bad request must not end the kernel
             log.exception("handling %s failed", msg.msg_type)
-            return False
+            return []
         finally:
             self.publish("status", {"execution_state": "idle"}, msg)
 
@@ -228,7 +229,7 @@ class LeanKernel:
         # a ROUTER send never waits: it is queued or, for a vanished peer, dropped
         socket.send_multipart(frames, zmq.DONTWAIT)
 
-    async def _dispatch(self, socket: zmq.asyncio.Socket, msg: Message) -> bool:
+    async def _dispatch(self, socket: zmq.asyncio.Socket, msg: Message) -> list[list[bytes]]:
         kind, content = msg.msg_type, msg.content
         if kind == "execute_request":
             return await self._execute(socket, msg)
@@ -250,6 +251,7 @@ class LeanKernel:
             self._reply(socket, msg, self._signal_group())
         elif kind == "shutdown_request":
             restart = bool(content.get("restart", False))
+            await self.release(restart)
             self.shutdown(restart)
             self._reply(socket, msg, {"status": "ok", "restart": restart})
             self.publish("shutdown_reply", {"status": "ok", "restart": restart}, msg)
@@ -257,7 +259,7 @@ class LeanKernel:
             self._stop.set()
         else:
             log.warning("ignoring a %r message: this kernel does not handle it", kind)
-        return False
+        return []
 
     def _signal_group(self) -> dict[str, Any]:
         """SIGINT to our process group, as ipykernel answers interrupt_request and jupyter_client signals."""
@@ -271,12 +273,12 @@ class LeanKernel:
             return {"status": "error", "ename": type(exc).__name__, "evalue": str(exc), "traceback": []}
         return {"status": "ok"}
 
-    async def _execute(self, socket: zmq.asyncio.Socket, msg: Message) -> bool:
-        """Run one cell; True if it failed and asked to stop_on_error."""
+    async def _execute(self, socket: zmq.asyncio.Socket, msg: Message) -> list[list[bytes]]:
+        """Run one cell; if it failed and asked to stop_on_error, the requests queued behind it."""
         if self._aborting:
             log.info("aborting %s: an earlier cell failed", msg.header.get("msg_id"))
             self._reply(socket, msg, {"status": "aborted"}, {"status": "aborted"})
-            return False
+            return []
         content = msg.content
         silent = bool(content.get("silent", False))
         request = Request(msg, str(content.get("code", "")), silent,
@@ -290,8 +292,22 @@ class LeanKernel:
             reply = await self.execute(request)
         finally:
             self._parent = None
+        failed = reply.get("status") == "error" and not silent and bool(content.get("stop_on_error", True))
+        # taken before the reply and the idle go out: a client that sends its next cell once it
+        # has them must not find that cell aborted
+        queued = await _take_queued(socket) if failed else []
         self._reply(socket, msg, reply, {"started": started})
-        return reply.get("status") == "error" and not silent and bool(content.get("stop_on_error", True))
+        return queued
+
+
+async def _take_queued(socket: zmq.asyncio.Socket) -> list[list[bytes]]:
+    """The messages waiting on socket now (a DONTWAIT receive completes without yielding)."""
+    queued = []
+    while True:
+        try:
+            queued.append(await socket.recv_multipart(zmq.DONTWAIT))
+        except zmq.Again:
+            return queued
 
 
 def launch(kernel_class: type[LeanKernel], argv: list[str] | None = None) -> None:

@@ -1,7 +1,8 @@
 """The ck-javascript and ck-typescript kernels: one warm node process per kernel.
 
-An ipykernel Kernel that keeps a node child running ``node_driver.js`` (next to this
-file); cells run in node's global context, so variables persist. Launched as
+A `lean_kernel` kernel (no ipykernel: its threads, traitlets and Session cost a cell milliseconds
+and a start ~0.3 s of imports) that keeps a node child running ``node_driver.js`` (next to
+this file); cells run in node's global context, so variables persist. Launched as
 ``python -m context_kernel.kernel_processes.node --language typescript -f {connection_file}``.
 
 Why not deno/ijavascript/tslab: see bench/kernel_roundtrip_js.py. In short, we need
@@ -19,19 +20,15 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import Any, ClassVar
 
-from ipykernel.kernelbase import Kernel
-from traitlets import Unicode
-from traitlets.config import Config
-
-from context_kernel.kernel_processes.iopub_flow import FlowControlledApp, StreamWindow
+from context_kernel.kernel_processes.lean_kernel import LeanKernel, Request, launch
 from context_kernel.kernel_processes.node_process import MARK_WAIT, NodeProcess, Output, killpg
 
 INTERRUPT_GRACE = 2.0  # seconds node gets to stop a cell after SIGINT before it is killed
 NOT_STOPPED = "the cell did not stop on the interrupt, so node was restarted: all variables are gone"
 EXITED = "the next cell starts a fresh node: all variables are gone"
-SHUTDOWN_WAIT_S = 10.0  # stopping node on its own loop from the control thread; then it is killed
+SHUTDOWN_WAIT_S = 10.0  # for node to be stopped on a shutdown_request; then it is killed outright
 LANGUAGES = {
     "javascript": {
         "name": "javascript",
@@ -48,56 +45,36 @@ LANGUAGES = {
 }
 
 
-class NodeKernel(Kernel):
+class NodeKernel(LeanKernel):
+    """The kernel for one language (a subclass per language sets `language`)."""
+
     implementation = "context_kernel.node"
     implementation_version = "0.1.0"
-    language_name = Unicode("javascript", config=True, help="javascript or typescript")
+    language: ClassVar[str] = "javascript"
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if self.language_name not in LANGUAGES:
-            raise ValueError(f"unknown language {self.language_name!r}; one of {sorted(LANGUAGES)}")
-        self._window = StreamWindow(self.iopub_thread)
-        self._output = Output(self._send_stream, self._window.room)
+    def __init__(self, connection: dict[str, Any]) -> None:
+        super().__init__(connection)
+        self._output = Output(self._send_stream, self._room)
         self._node: NodeProcess | None = None
         self._starting: asyncio.Future[NodeProcess] | None = None
         self._sigint_at: float | None = None
-        self._cell_parent: dict[str, Any] = {}
-        self._silent = False  # a silent request broadcasts no output
-        # installed once: ipykernel's per-message default_int_handler would raise
-        # KeyboardInterrupt inside the event loop instead of reaching node
-        signal.signal(signal.SIGINT, self._on_sigint)
-        atexit.register(self._kill_node)
+        self._wake: asyncio.Future[None] | None = None  # resolved by an interrupt of the running cell
+        self._cell: Request | None = None  # the parent of stream messages; None: a silent cell's are dropped
+        atexit.register(self.shutdown, False)
 
-    @property
-    def language_info(self) -> dict[str, Any]:  # type: ignore[override]  # per language: a property
-        return LANGUAGES[self.language_name]
+    async def run(self) -> None:
+        # warm: node starts while the client connects, before the first cell
+        self._starting = asyncio.ensure_future(self._start_node())
+        self._starting.add_done_callback(_retrieve)  # a failed start is reported by the first cell
+        await super().run()
 
-    @property
-    def banner(self) -> str:  # type: ignore[override]  # ipykernel declares a class attribute
-        return f"context-kernel {self.language_name} kernel (node; state persists between cells)"
-
-    @property
-    def kernel_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = super().kernel_info
-        info["supported_features"] = []
-        return info
-
-    def start(self) -> None:
-        super().start()
-        self.io_loop.add_callback(self._ensure_node)  # warm: node starts before the first cell
-
-    def pre_handler_hook(self) -> None:
-        """Keep our SIGINT handler (see __init__)."""
-
-    def post_handler_hook(self) -> None:
-        """Keep our SIGINT handler (see __init__)."""
-
-    def _on_sigint(self, signum: int, frame: object) -> None:
-        # runs between bytecodes of the main thread: only record and forward
+    def interrupt(self) -> None:
+        # SIGINT (or interrupt_request) during a cell: node's breakOnSigint or its SIGINT listener ends it
         self._sigint_at = time.monotonic()
         if self._node is not None:
             self._node.signal(signal.SIGINT)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
 
     async def _ensure_node(self) -> NodeProcess:
         if self._node is not None and self._node.proc and self._node.proc.returncode is None:
@@ -113,55 +90,46 @@ class NodeKernel(Kernel):
         self._node = node
         return node
 
-    def _send_stream(self, name: str, text: str) -> None:
-        # explicit parent: pumps and flush timers run outside the request's context,
-        # where get_parent() would name an older cell (or none)
-        if self._silent or self.session is None:
+    async def _room(self) -> None:
+        """Return once iopub's backlog has room: until then node's pipes are not read (see lean_iopub)."""
+        if not self.iopub.full:
             return
-        self.session.send(
-            self.iopub_socket,
-            "stream",
-            {"name": name, "text": text},
-            parent=self._cell_parent,
-            ident=self._topic("stream"),
-        )
-        self._window.queued()
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    async def do_execute(
-        self,
-        code: str,
-        silent: bool,
-        store_history: bool = True,
-        user_expressions: dict[str, Any] | None = None,
-        allow_stdin: bool = False,
-        *,
-        cell_meta: dict[str, Any] | None = None,
-        cell_id: str | None = None,
-    ) -> dict[str, Any]:
+        def wake() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self.iopub.when_room(wake)
+        await done
+
+    def _send_stream(self, name: str, text: str) -> None:
+        # explicit parent: pumps and flush timers run outside `execute`
+        if self._cell is not None and not self._cell.silent:
+            self.publish("stream", {"name": name, "text": text}, self._cell.message)
+
+    # -- execution -----------------------------------------------------------------------
+
+    async def execute(self, request: Request) -> dict[str, Any]:
         self._sigint_at = None
-        self._cell_parent = self.get_parent()
-        self._silent = silent
+        self._cell = request
         self._output.begin_cell()
         try:
-            reply = await self._execute(code)
+            reply = await self._run_cell(request)
         finally:
             self._output.flush()
-        if reply.get("result") is not None and not silent:
-            self.send_response(
-                self.iopub_socket,
-                "execute_result",
-                {
-                    "execution_count": self.execution_count,
-                    "data": {"text/plain": reply["result"]},
-                    "metadata": {},
-                },
-            )
+        if reply.get("result") is not None and not request.silent:
+            self.publish("execute_result", {
+                "execution_count": self.execution_count,
+                "data": {"text/plain": reply["result"]},
+                "metadata": {},
+            })
         # the server reads this to tell the agent what an interrupt or timeout cost
         report = {"context_kernel": reply["context_kernel"]} if "context_kernel" in reply else {}
         if reply["status"] == "error":
             content = {k: reply[k] for k in ("ename", "evalue", "traceback")}
-            if not silent:
-                self.send_response(self.iopub_socket, "error", content)
+            if not request.silent:
+                self.publish("error", content)
             return {"status": "error", "execution_count": self.execution_count, **content, **report}
         return {
             "status": "ok",
@@ -171,27 +139,31 @@ class NodeKernel(Kernel):
             **report,
         }
 
-    async def _execute(self, code: str) -> dict[str, Any]:
+    async def _run_cell(self, request: Request) -> dict[str, Any]:
         try:
             node = await self._ensure_node()
         except (OSError, RuntimeError, TimeoutError) as exc:
             return _error("KernelSetupError", f"cannot start node: {exc}")
-        request = {"code": code, "language": self.language_name}
-        meta = (self.get_parent().get("metadata") or {}).get("context_kernel") or {}
-        if meta.get("file_path"):
-            path = os.path.abspath(os.path.expanduser(str(meta["file_path"])))
+        cell: dict[str, Any] = {"code": request.code, "language": self.language}
+        meta = request.metadata.get("context_kernel") or {}
+        file_path = meta.get("file_path") if isinstance(meta, dict) else None
+        if file_path:
+            path = os.path.abspath(os.path.expanduser(str(file_path)))
             if not os.path.isfile(path) or not os.access(path, os.R_OK):
                 return _error("FileNotFoundError", f"cannot read file_path {path!r}")
-            request["file"] = path
-        task = asyncio.ensure_future(node.run(request))
-        while not (await asyncio.wait({task}, timeout=0.1))[0]:
-            if self._sigint_at is not None and time.monotonic() - self._sigint_at > INTERRUPT_GRACE:
-                # node's event loop is stuck (a busy loop after an await or in a timer)
-                task.cancel()
-                await node.stop()
-                self._node = None
-                return _state_lost(_error("KeyboardInterrupt", NOT_STOPPED), NOT_STOPPED)
-        reply = task.result()
+            cell["file"] = path
+        task = asyncio.ensure_future(node.run(cell))
+        if not await self._finished(task):
+            # node's event loop is stuck (a busy loop after an await or in a timer)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await node.stop()
+            self._node = None
+            return _state_lost(_error("KeyboardInterrupt", NOT_STOPPED), NOT_STOPPED)
+        try:
+            reply = task.result()
+        except OSError:  # the control socket broke: node went away between cells
+            reply = {"status": "exited"}
         if reply["status"] == "exited":
             status = await node.stop(grace=MARK_WAIT)
             self._node = None
@@ -202,27 +174,58 @@ class NodeKernel(Kernel):
             return _state_lost(error, EXITED)
         return reply
 
-    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
+    async def _finished(self, task: asyncio.Future[dict[str, Any]]) -> bool:
+        """Wait for the cell; False if it has not ended INTERRUPT_GRACE s after the last SIGINT."""
+        loop = asyncio.get_running_loop()
+        try:
+            while not task.done():
+                left = None if self._sigint_at is None else self._sigint_at + INTERRUPT_GRACE - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._wake = loop.create_future()
+                waiting: set[asyncio.Future[Any]] = {task, self._wake}
+                await asyncio.wait(waiting, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._wake = None
+        return True
+
+    # -- shutdown ------------------------------------------------------------------------
+
+    async def release(self, restart: bool) -> None:
         node, self._node = self._node, None
         if node is None:
-            return {"status": "ok", "restart": restart}
-        loop = node.loop
-        if loop is None or loop is asyncio.get_running_loop() or loop.is_closed():
-            await node.stop()
-        else:
-            # ipykernel answers shutdown_request on the control thread's loop, but node's pipes
-            # belong to the shell loop: stop it there, and kill it outright if that loop is stuck.
-            stopping = asyncio.run_coroutine_threadsafe(node.stop(), loop)
-            try:
-                await asyncio.wait_for(asyncio.wrap_future(stopping), SHUTDOWN_WAIT_S)
-            except (TimeoutError, RuntimeError):
-                if node.proc is not None:
-                    killpg(node.proc.pid, signal.SIGKILL)
-        return {"status": "ok", "restart": restart}
+            return
+        try:
+            await asyncio.wait_for(node.stop(), SHUTDOWN_WAIT_S)
+        except TimeoutError:
+            if node.proc is not None:
+                killpg(node.proc.pid, signal.SIGKILL)
 
-    def _kill_node(self) -> None:
+    def shutdown(self, restart: bool) -> None:
+        # no loop here (at exit, or the launcher is gone): kill node's group outright
         if self._node is not None and self._node.proc is not None:
             killpg(self._node.proc.pid, signal.SIGKILL)
+
+
+class JavaScriptKernel(NodeKernel):
+    language = "javascript"
+    language_info = LANGUAGES["javascript"]
+    banner = "context-kernel javascript kernel (node; state persists between cells)"
+
+
+class TypeScriptKernel(NodeKernel):
+    language = "typescript"
+    language_info = LANGUAGES["typescript"]
+    banner = "context-kernel typescript kernel (node; state persists between cells)"
+
+
+KERNELS: dict[str, type[NodeKernel]] = {"javascript": JavaScriptKernel, "typescript": TypeScriptKernel}
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a background start's exception as seen (the first cell reports it)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _state_lost(reply: dict[str, Any], note: str) -> dict[str, Any]:
@@ -240,13 +243,11 @@ def _error(ename: str, evalue: str, traceback: list[str] | None = None) -> dict[
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: ``--language javascript|typescript`` is ours; the rest goes to IPKernelApp."""
+    """Entry point: ``--language javascript|typescript`` picks the kernel; ``-f`` is lean_kernel's."""
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--language", default="javascript", choices=sorted(LANGUAGES))
+    parser.add_argument("--language", default="javascript", choices=sorted(KERNELS))
     ours, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    config = Config()
-    config.NodeKernel.language_name = ours.language
-    FlowControlledApp.launch_instance(argv=rest, kernel_class=NodeKernel, config=config)
+    launch(KERNELS[ours.language], rest)
 
 
 if __name__ == "__main__":

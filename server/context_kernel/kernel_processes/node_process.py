@@ -50,7 +50,7 @@ class Output:
     Text a cell printed goes out while the cell runs. Text printed after a cell's end
     marker (timers that fire late) is kept, up to a cap, and sent at the start of the
     next cell: sent at once it would arrive after that cell's `idle`, and the server
-    would drop it. `room` returns once sent text may be read on (see iopub_flow).
+    would drop it. `room` returns once sent text may be read on (see lean_iopub).
     """
 
     def __init__(self, send: Callable[[str, str], None], room: Callable[[], Awaitable[None]]) -> None:
