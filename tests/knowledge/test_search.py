@@ -142,3 +142,15 @@ async def test_the_source_name_counts_as_the_documents_title(kb: KnowledgeServic
     result = await db.run(lambda: search(KnowledgeRepository(db.engine), "vacuum full"))
     assert hits == ["Parameters", "Parameters"]
     assert result.hits[0].chunk.label == "docs/sql-vacuum.md"
+
+
+async def test_the_section_defining_an_identifier_beats_one_that_mentions_it_more(kb: KnowledgeService) -> None:
+    # Reference text defines a name at the head of a line (`name` (`type`), then what it does);
+    # guides mention it more often and would otherwise win on counts alone.
+    await kb.index_text(label="guide", name="guide.md", text=(
+        "# Bulk loading\nRaise `max_wal_size` before a bulk load: a larger max_wal_size means fewer "
+        "checkpoints, and max_wal_size can go back down afterwards.\n"))
+    await kb.index_text(label="reference", name="reference.md", text=(
+        "# Checkpoints\nSettings of the checkpointer.\n\n`max_wal_size` (`integer`)\n\n"
+        "Maximum size to let the WAL grow during automatic checkpoints.\n"))
+    assert (await titles(kb, "max_wal_size"))[0] == "Checkpoints"

@@ -103,7 +103,8 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     if not ranked:
         return LexicalRanking(matcher, [], {}, corrections, missing)
     chunks = repo.chunks(list(ranked))
-    return LexicalRanking(matcher, rerank(ranked, chunks, matcher), chunks, corrections, missing)
+    defined = [ident for ident in exact if ident not in missing]
+    return LexicalRanking(matcher, rerank(ranked, chunks, matcher, defined), chunks, corrections, missing)
 
 
 def finish(result: SearchResult, hits: list[Hit], corrections: dict[str, str], sort: str) -> None:
