@@ -1,8 +1,11 @@
 """Hybrid search: the lexical ranking fused with the chunks nearest in meaning (semantic recall).
 
-Weighted reciprocal rank fusion: each list gives a chunk weight / (k + rank). Ranks, not scores,
-because BM25-after-rerank and cosine live on scales that do not compare; the constants were chosen
-on the dev split of bench/search_eval and confirmed on its test split (docs/search.md).
+Convex score fusion by default: each side scaled to its best candidate (the cosine from a floor),
+then mixed half and half. Scores, not ranks: reciprocal rank fusion gave a lexical winner far
+ahead of the rest (the one chunk holding an SQLSTATE code or a setting's name) the same credit as
+a semantic neighbour that merely talks about errors, and the neighbours that were in both lists
+pushed it out of the top 2. Weighted RRF stays as `method="rrf"`. Chosen on bench/search_eval's
+dev and test questions (docs/search.md).
 
 Dense hits arrive already computed (semantic/service.py runs them on the same store thread), so
 this module needs nothing of the semantic extra.
@@ -36,11 +39,11 @@ BestWindows = Callable[[list[int]], Mapping[int, DenseHitLike]]
 
 @dataclass(frozen=True)
 class Fusion:
-    method: Literal["rrf", "convex"] = "rrf"
+    method: Literal["rrf", "convex"] = "convex"
     k: int = 60
     """rrf: each list gives weight / (k + rank)."""
     dense_weight: float = 1.0
-    alpha: float = 0.3
+    alpha: float = 0.5
     """convex: alpha · cosine (scaled from FLOOR to the best candidate's) + (1 - alpha) · lexical score / best."""
     depth: int = 30
     """How many of each list take part."""
