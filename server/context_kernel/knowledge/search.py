@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
-from .fuzzy import correct
+from .fuzzy import correct, respell
 from .rank import fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
@@ -186,7 +186,8 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
         if term not in stems or stems[term] in known or _holds(repo, term, None, None):
             fixed.append(term)
             continue
-        near = None if term in protected else correct(stems[term], repo.stems_near, raw=term)
+        near = None if term in protected else (correct(stems[term], repo.stems_near, raw=term)
+                                               or respell(term, stem, repo.stem_frequencies))
         fixed.append(near or term)
         if near is None:
             absent.append(term)
