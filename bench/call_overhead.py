@@ -35,9 +35,9 @@ from mcp.client.client import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from context_kernel.execution import runner  # noqa: E402 - after the path insert
-from context_kernel.settings import Settings  # noqa: E402
-from context_kernel.tools import server as server_module  # noqa: E402
+from context_kernel.execution import runner
+from context_kernel.settings import Settings
+from context_kernel.tools import server as server_module
 
 CODE = {"python": "print(1)", "shell": "echo 1", "javascript": "console.log(1)"}
 KERNEL = {"python": "python3", "shell": "ck-bash", "javascript": "ck-javascript"}
