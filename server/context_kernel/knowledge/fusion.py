@@ -78,7 +78,8 @@ def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHi
     if fusion.method == "convex" and best_windows is not None:
         windows.update({c: h for c, h in best_windows([c for c, _ in lex if c not in windows]).items()})
     scores = _convex(lex, windows, fusion) if fusion.method == "convex" else _rrf(lex, dense[:fusion.depth], fusion)
-    # A few more than asked, so that identical texts folded into one (search.fold_identical) still leave `limit`.
+    # More than asked: identical texts folded into one (search.fold_identical) must still leave `limit`,
+    # and scaling short sections down (Fusion.short) reorders them.
     candidates = sorted(scores.items(), key=lambda item: -item[1])[:limit * 6]
     chunks = dict(lexical.chunks) if lexical is not None else {}
     absent = [cid for cid, _ in candidates if cid not in chunks]
