@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import anyio
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "server"))
 
@@ -47,10 +49,11 @@ def _timed_index(work: Path, name: str, project: Path, per_document: bool) -> tu
     began = time.perf_counter()
     if per_document:
         for p in corpus_files():
-            service._index_sync(p.stem, p.read_text(), p.name, "file", None, None, None)  # one call per document
+            # what one ctx_index(content=...) call does: one transaction per document
+            repo.replace_sources([service._spec(p.stem, p.read_text(), p.name, "file", None, None, None)])
     else:
         labelled = [(p, f"docs/{p.name}") for p in sorted((project / "docs").iterdir()) if p.suffix in (".md", ".rst")]
-        service._index_files(labelled, None)  # what ctx_index(path="docs") does per batch
+        anyio.run(service._index_files, labelled, None)  # what ctx_index(path="docs") does per batch
     returned = time.perf_counter() - began
     repo.catch_up_trigram()  # what the server runs right after, in the background
     caught_up = time.perf_counter() - began - returned

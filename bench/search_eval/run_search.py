@@ -156,11 +156,15 @@ async def evaluate(questions: list[dict[str, str]], corpus: Path, grid: bool, ke
         print(f"embedded in {await embed_now(hybrid):.0f} s more", file=sys.stderr)
         async with Client(create_server(hybrid)) as client:
             if grid:
-                for k in (10, 30, 60):
-                    for weight in (0.5, 0.75, 1.0, 1.5):
-                        fusion.DEFAULT_FUSION = replace(fusion.DEFAULT_FUSION, k=k, dense_weight=weight)
-                        runs.append(await ask_all(client, questions, f"hybrid-k{k}-w{weight}"))
-                        print(summary_line(runs[-1]), file=sys.stderr)
+                # The default is convex fusion: its one weight (alpha, the cosine's share), then RRF for comparison.
+                for alpha in (0.3, 0.4, 0.5, 0.6, 0.7):
+                    fusion.DEFAULT_FUSION = replace(fusion.DEFAULT_FUSION, method="convex", alpha=alpha)
+                    runs.append(await ask_all(client, questions, f"hybrid-convex-a{alpha}"))
+                    print(summary_line(runs[-1]), file=sys.stderr)
+                for k in (10, 60):
+                    fusion.DEFAULT_FUSION = replace(fusion.DEFAULT_FUSION, method="rrf", k=k)
+                    runs.append(await ask_all(client, questions, f"hybrid-rrf-k{k}"))
+                    print(summary_line(runs[-1]), file=sys.stderr)
             else:
                 runs.append(await ask_all(client, questions, "hybrid"))
         async with Client(create_server(settings_for(home, project, semantic=False))) as client:

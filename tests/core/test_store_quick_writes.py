@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from context_kernel.store.db import Database
@@ -59,9 +60,9 @@ async def test_a_write_queued_on_the_worker_keeps_its_place(tmp_path: Path) -> N
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(db.run, slow_outputs)
-            await anyio.sleep(0)  # the outputs are on the worker before the end is written
+            await anyio.lowlevel.checkpoint()  # the outputs are on the worker before the end is written
             tg.start_soon(db.run_quick, finish, quick.finish, exec_id, ExecutionEnd(status="ok"))
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             assert order == []  # the end waits behind the queued outputs instead of overtaking them
             release.set()
         assert order == ["outputs", "finish"]
@@ -102,7 +103,7 @@ async def test_a_quick_write_that_fails_says_what_failed(tmp_path: Path) -> None
         repo, quick = _repos(db)
         bad = ExecutionStart(session_id="no-such-session", tool="ctx_execute", code="x", language="python",
                              kernel_name="python3")
-        with pytest.raises(StoreError, match="database error|FOREIGN KEY"):
+        with pytest.raises(StoreError, match=r"database error|FOREIGN KEY"):
             await db.run_quick(repo.start, quick.start, bad)
     finally:
         db.close()

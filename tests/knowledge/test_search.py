@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from context_kernel.knowledge.fuzzy import one_edit
 from context_kernel.knowledge.search import search
 from context_kernel.knowledge.service import KnowledgeService
 from context_kernel.knowledge.snippets import Matcher, snippet
@@ -142,3 +143,33 @@ async def test_the_source_name_counts_as_the_documents_title(kb: KnowledgeServic
     result = await db.run(lambda: search(KnowledgeRepository(db.engine), "vacuum full"))
     assert hits == ["Parameters", "Parameters"]
     assert result.hits[0].chunk.label == "docs/sql-vacuum.md"
+
+
+async def test_the_section_defining_an_identifier_beats_one_that_mentions_it_more(kb: KnowledgeService) -> None:
+    # Reference text defines a name at the head of a line (`name` (`type`), then what it does);
+    # guides mention it more often and would otherwise win on counts alone.
+    await kb.index_text(label="guide", name="guide.md", text=(
+        "# Bulk loading\nRaise `max_wal_size` before a bulk load: a larger max_wal_size means fewer "
+        "checkpoints, and max_wal_size can go back down afterwards.\n"))
+    await kb.index_text(label="reference", name="reference.md", text=(
+        "# Checkpoints\nSettings of the checkpointer.\n\n`max_wal_size` (`integer`)\n\n"
+        "Maximum size to let the WAL grow during automatic checkpoints.\n"))
+    assert (await titles(kb, "max_wal_size"))[0] == "Checkpoints"
+
+
+async def test_a_misspelling_that_stems_far_from_its_word_is_corrected_by_its_one_edit_neighbours(
+        kb: KnowledgeService) -> None:
+    # `numric` stems to itself and `numeric` to `numer` (three edits apart): the stem comparison
+    # finds nothing close, the typed word's one-edit neighbour `numeric` is indexed.
+    await kb.index_text(label="types", name="types.md", text=(
+        "# Numeric types\nThe type numeric can store numbers with a very large number of digits.\n"))
+    await kb.index_text(label="misc", name="misc.md", text="# Misc\nUnrelated words about gardening.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "how many digits can a numric column hold"))
+    assert [h.chunk.title for h in result.hits] == ["Numeric types"]
+    assert result.corrections == {"numric": "numeric"} and "numric" not in result.missing
+
+
+def test_one_edit_neighbours_cover_deletion_transposition_substitution_and_insertion() -> None:
+    near = one_edit("numric")
+    assert {"numeric", "nuric", "nmuric", "numrix"} <= near and "numric" not in near

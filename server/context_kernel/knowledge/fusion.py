@@ -1,8 +1,11 @@
 """Hybrid search: the lexical ranking fused with the chunks nearest in meaning (semantic recall).
 
-Weighted reciprocal rank fusion: each list gives a chunk weight / (k + rank). Ranks, not scores,
-because BM25-after-rerank and cosine live on scales that do not compare; the constants were chosen
-on the dev split of bench/search_eval and confirmed on its test split (docs/search.md).
+Convex score fusion by default: each side scaled to its best candidate (the cosine from a floor),
+then mixed half and half. Scores, not ranks: reciprocal rank fusion gave a lexical winner far
+ahead of the rest (the one chunk holding an SQLSTATE code or a setting's name) the same credit as
+a semantic neighbour that merely talks about errors, and the neighbours that were in both lists
+pushed it out of the top 2. Weighted RRF stays as `method="rrf"`. Chosen on bench/search_eval's
+dev and test questions (docs/search.md).
 
 Dense hits arrive already computed (semantic/service.py runs them on the same store thread), so
 this module needs nothing of the semantic extra.
@@ -16,7 +19,7 @@ from typing import Literal, Protocol
 
 from ..store.knowledge import KnowledgeRepository
 from .search import Hit, SearchResult, finish, fold_identical, rank_lexical
-from .snippets import MAX_SNIPPET_CHARS, snippet
+from .snippets import MAX_SNIPPET_CHARS, Matcher, render, snippet, word_windows
 
 
 class DenseHitLike(Protocol):
@@ -36,16 +39,22 @@ BestWindows = Callable[[list[int]], Mapping[int, DenseHitLike]]
 
 @dataclass(frozen=True)
 class Fusion:
-    method: Literal["rrf", "convex"] = "rrf"
+    method: Literal["rrf", "convex"] = "convex"
     k: int = 60
     """rrf: each list gives weight / (k + rank)."""
     dense_weight: float = 1.0
-    alpha: float = 0.3
+    alpha: float = 0.5
     """convex: alpha · cosine (scaled from FLOOR to the best candidate's) + (1 - alpha) · lexical score / best."""
     depth: int = 30
     """How many of each list take part."""
+    short: int = 200
+    """A hit with less text than this scores in proportion to its length: a section that is a
+    heading and one line (a reference page's name and summary) is close in meaning to a short
+    query and matches its words in the title, yet answers nothing and takes one of few places."""
     window_snippets: bool = True
     """Show the text around the chunk's best window (where the model found the meaning), not the word matches."""
+    words_share: float = 0.5
+    """...and this share of a snippet's room for query words outside that text (window_snippet)."""
 
 
 DEFAULT_FUSION = Fusion()
@@ -69,13 +78,17 @@ def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHi
     if fusion.method == "convex" and best_windows is not None:
         windows.update({c: h for c, h in best_windows([c for c, _ in lex if c not in windows]).items()})
     scores = _convex(lex, windows, fusion) if fusion.method == "convex" else _rrf(lex, dense[:fusion.depth], fusion)
-    # A few more than asked, so that identical texts folded into one (search.fold_identical) still leave `limit`.
-    candidates = sorted(scores.items(), key=lambda item: -item[1])[:limit * 3]
+    # More than asked: identical texts folded into one (search.fold_identical) must still leave `limit`,
+    # and scaling short sections down (Fusion.short) reorders them.
+    candidates = sorted(scores.items(), key=lambda item: -item[1])[:limit * 6]
     chunks = dict(lexical.chunks) if lexical is not None else {}
     absent = [cid for cid, _ in candidates if cid not in chunks]
     if absent:
         chunks.update(repo.chunks(absent))
     kept = [(cid, score) for cid, score in candidates if cid in chunks]  # a chunk may be deleted meanwhile
+    if fusion.short:
+        kept = sorted(((cid, score * min(1.0, len(chunks[cid].content) / fusion.short)) for cid, score in kept),
+                      key=lambda item: -item[1])
     top = fold_identical(kept, chunks, limit)
     if fusion.window_snippets and best_windows is not None:
         unknown = [cid for cid, _, _ in top if cid not in windows]
@@ -91,7 +104,8 @@ def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHi
             hits.append(Hit(chunk, score, snippet(chunk.content, matcher, snippet_chars), also))
             continue
         start, stop = (window.start, window.stop) if window else (0, 0)
-        hits.append(Hit(chunk, score, window_snippet(chunk.content, start, stop, snippet_chars), also, (start, stop)))
+        text = window_snippet(chunk.content, start, stop, snippet_chars, matcher, fusion.words_share)
+        hits.append(Hit(chunk, score, text, also, (start, stop)))
     finish(result, hits, lexical.corrections if lexical is not None else {}, sort)
     return result
 
@@ -117,10 +131,43 @@ def _convex(lex: list[tuple[int, float]], windows: Mapping[int, DenseHitLike], f
             for cid in set(lexical) | set(windows)}
 
 
-def window_snippet(content: str, start: int, stop: int, limit: int) -> str:
-    """The text around a window the model found closest, line-aligned, up to `limit` characters."""
+def window_snippet(content: str, start: int, stop: int, limit: int, matcher: Matcher | None = None,
+                   words_share: float | None = None) -> str:
+    """The text around a window the model found closest, line-aligned, up to `limit` characters.
+
+    With a matcher, query words that fall outside that text also get `words_share` of the room,
+    as word-match windows (snippets.word_windows): the model's window of a long table or list
+    is where the meaning is, while the exact code or name asked for may sit lines away.
+    """
     if len(content) <= limit:
         return content
+    lo, hi = window_span(content, start, stop, limit)
+    share = DEFAULT_FUSION.words_share if words_share is None else words_share
+    outside = [h for h in matcher.positions(content[:20000]) if not lo <= h[0] < hi] if matcher and share else []
+    if not outside:
+        return render(content, [(lo, hi)])
+    lo, hi = window_span(content, start, stop, max(stop - start, int(limit * (1 - share))))
+    outside = [h for h in outside if not lo <= h[0] < hi]
+    spans = [(lo, hi)]
+    if outside:
+        spans += word_windows(content, outside, limit - (hi - lo))
+    return render(content, _merged(spans))
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def window_span(content: str, start: int, stop: int, limit: int) -> tuple[int, int]:
+    """The line-aligned span of up to `limit` characters centred on a window."""
+    if len(content) <= limit:
+        return 0, len(content)
     spare = max(0, limit - (stop - start))
     lo = max(0, start - spare // 2)
     hi = min(len(content), lo + limit)
@@ -131,6 +178,4 @@ def window_snippet(content: str, start: int, stop: int, limit: int) -> str:
     if hi < len(content):
         nl = content.rfind("\n", max(lo, stop - 1), hi)
         hi = nl if nl > lo else hi
-    prefix = "…\n" if lo > 0 else ""
-    suffix = "\n…" if hi < len(content) else ""
-    return prefix + content[lo:hi].strip("\n") + suffix
+    return lo, hi

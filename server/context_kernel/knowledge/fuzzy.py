@@ -56,3 +56,35 @@ def correct(word: str, candidates: Callable[[str, int, int], list[tuple[str, int
             if best is None or (rank, -df) < (best[0], best[1]):
                 best = (rank, -df, term)
     return best[2] if best else None
+
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+# A longer "word" is not a misspelling (a pasted hash, a run of one letter): its ~54 × length
+# neighbours would cost more than they could find.
+MAX_RESPELLED = 24
+
+
+def one_edit(word: str) -> set[str]:
+    """Every string one deletion, transposition, substitution or insertion away from `word`."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b}
+            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+            | {a + c + b[1:] for a, b in splits if b for c in LETTERS}
+            | {a + c + b for a, b in splits for c in LETTERS}) - {word}
+
+
+def respell(word: str, stem: Callable[[str], str],
+            frequencies: Callable[[list[str]], dict[str, int]]) -> str | None:
+    """The indexed stem of the most frequent word one edit from `word` as typed, or None.
+
+    What `correct` cannot see: it compares stems, and a misspelling can stem far from the word
+    meant (`numric` stays `numric`, `numeric` becomes `numer`: three edits apart). Spelling the
+    typed word's neighbours out and stemming them finds `numeric` by one inserted letter.
+    """
+    if not 4 <= len(word) <= MAX_RESPELLED or not word.isalpha():
+        return None
+    stems = {stem(w) for w in one_edit(word)}
+    found = frequencies(sorted(s for s in stems if len(s) >= 3))
+    if not found:
+        return None
+    return max(found.items(), key=lambda item: (item[1], item[0]))[0]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import re
+from collections.abc import Sequence
 
 from ..store.knowledge import ChunkRow
 from .snippets import Matcher
@@ -10,6 +12,7 @@ from .terms import stem
 
 RRF_K = 60
 LABEL_WEIGHT = 0.5
+DEFINES_WEIGHT = 1.0
 
 
 def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:
@@ -21,9 +24,12 @@ def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:
     return scores
 
 
-def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matcher) -> list[tuple[int, float]]:
-    """Boost chunks that hold more of the query's words, close together, in the title, or as a phrase."""
+def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matcher,
+           identifiers: Sequence[str] = ()) -> list[tuple[int, float]]:
+    """Boost chunks that hold more of the query's words, close together, in the title, or as a phrase,
+    and chunks that define one of the query's identifiers (see _line_heads)."""
     wanted = matcher.stems
+    heads = _line_heads(identifiers)
     phrase = [stem(t) for t in matcher.terms]
     out = []
     for cid, base in fused.items():
@@ -41,11 +47,22 @@ def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matche
         label_cov = len(label_hits - title_hits) / max(1, len(wanted))
         proximity = _proximity(body, len(wanted))
         phrase_bonus = _phrase(chunk.content, body, phrase) if len(phrase) > 1 else 0.0
+        defines = 1.0 if heads is not None and heads.search(chunk.content[:20000]) else 0.0
         score = base * (1.0 + 2.0 * coverage + 1.0 * title_cov + LABEL_WEIGHT * label_cov + 0.8 * proximity
-                        + 1.0 * phrase_bonus)
+                        + 1.0 * phrase_bonus + DEFINES_WEIGHT * defines)
         out.append((cid, score))
     out.sort(key=lambda item: -item[1])
     return out
+
+
+def _line_heads(identifiers: Sequence[str]) -> re.Pattern[str] | None:
+    """A line that opens with one of the identifiers (after list, quote or code marks): where
+    reference text defines a name (`work_mem (integer)`, `fn(arg)`, `NAME: ...`), not where it is
+    only mentioned."""
+    if not identifiers:
+        return None
+    names = "|".join(re.escape(i) for i in sorted(identifiers, key=len, reverse=True))
+    return re.compile(r"^[ \t>*#`+-]*(?:" + names + r")(?![\w.])", re.M | re.I)
 
 
 def _proximity(hits: list[tuple[int, int, str]], wanted: int) -> float:

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
-from .fuzzy import correct
+from .fuzzy import correct, respell
 from .rank import fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
@@ -103,7 +103,8 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     if not ranked:
         return LexicalRanking(matcher, [], {}, corrections, missing)
     chunks = repo.chunks(list(ranked))
-    return LexicalRanking(matcher, rerank(ranked, chunks, matcher), chunks, corrections, missing)
+    defined = [ident for ident in exact if ident not in missing]
+    return LexicalRanking(matcher, rerank(ranked, chunks, matcher, defined), chunks, corrections, missing)
 
 
 def finish(result: SearchResult, hits: list[Hit], corrections: dict[str, str], sort: str) -> None:
@@ -185,7 +186,8 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
         if term not in stems or stems[term] in known or _holds(repo, term, None, None):
             fixed.append(term)
             continue
-        near = None if term in protected else correct(stems[term], repo.stems_near, raw=term)
+        near = None if term in protected else (correct(stems[term], repo.stems_near, raw=term)
+                                               or respell(term, stem, repo.stem_frequencies))
         fixed.append(near or term)
         if near is None:
             absent.append(term)

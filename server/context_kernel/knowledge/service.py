@@ -470,7 +470,7 @@ def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget
         # Shares are bytes, snippets count characters: scale by the chunk's own ratio.
         chars = max(MIN_SHARE // 2, share * len(content) // max(1, len(content.encode())) - 8)
         if hit.window is not None:  # a hybrid hit: around where the model found the meaning
-            out[hit.chunk.id] = window_snippet(content, *hit.window, chars)
+            out[hit.chunk.id] = window_snippet(content, *hit.window, chars, result.matcher)
         elif result.matcher is None:
             out[hit.chunk.id] = hit.snippet
         else:

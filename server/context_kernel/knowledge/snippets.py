@@ -96,6 +96,11 @@ def snippet(content: str, matcher: Matcher, limit: int = MAX_SNIPPET_CHARS) -> s
     hits = matcher.positions(content)
     if not hits:
         return _whole_lines(content, 0, limit) + "\n…"
+    return render(content, word_windows(content, hits, limit))
+
+
+def word_windows(content: str, hits: list[tuple[int, int, str]], limit: int) -> list[tuple[int, int]]:
+    """The spans snippet() shows for these matches: densest windows first, up to `limit` chars in all."""
     windows: list[list[int]] = []
     keys: list[set[str]] = []
     for start, end, key in hits:
@@ -121,7 +126,12 @@ def snippet(content: str, matcher: Matcher, limit: int = MAX_SNIPPET_CHARS) -> s
             continue
         chosen.append((lo, hi))
         used += hi - lo
-    chosen.sort()
+    return chosen
+
+
+def render(content: str, spans: list[tuple[int, int]]) -> str:
+    """Spans of `content` in document order, "…" where text is left out."""
+    chosen = sorted(spans)
     parts = [content[lo:hi].strip("\n") for lo, hi in chosen]
     prefix = "…\n" if chosen[0][0] > 0 else ""
     suffix = "\n…" if chosen[-1][1] < len(content) else ""
