@@ -173,6 +173,10 @@ def _trigram_match(repo: KnowledgeRepository, expression: str, *, limit: int, so
     return repo.match("trigram", expression, limit=limit, source=source, kind=kind)
 
 
+MAX_RESPELLS = 2  # words of one query respelled by their one-edit neighbours (fuzzy.respell)
+MAX_UNKNOWN_TO_RESPELL = 3  # a query with more words the index lacks is not a typo away from it
+
+
 def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int],
                protected: set[str]) -> tuple[list[str] | None, list[str]]:
     """Replace words found nowhere in the index (not as a stem, not as a substring) by the closest
@@ -180,14 +184,21 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
     stems = {t: stem(t) for t in terms if len(t) >= 4}
     fixed = []
     absent = []
+    # Respelling costs ~25 ms a word (hundreds of neighbours stemmed and looked up in the FTS
+    # vocabulary): a typo is one or two words of a question, while a question in everyday words
+    # has many the manual never uses, which respelling cannot help.
+    unknown = [t for t in terms if t in stems and stems[t] not in known]
+    respells = MAX_RESPELLS if len(unknown) <= MAX_UNKNOWN_TO_RESPELL else 0
     for term in terms:
         # "Found as a substring" is checked against the text: the trigram index holds no positions,
         # so `vacum` matched every chunk holding `vacuum` and `document` and was never corrected.
         if term not in stems or stems[term] in known or _holds(repo, term, None, None):
             fixed.append(term)
             continue
-        near = None if term in protected else (correct(stems[term], repo.stems_near, raw=term)
-                                               or respell(term, stem, repo.stem_frequencies))
+        near = None if term in protected else correct(stems[term], repo.stems_near, raw=term)
+        if near is None and respells > 0 and term not in protected:
+            respells -= 1
+            near = respell(term, stem, repo.stem_frequencies)
         fixed.append(near or term)
         if near is None:
             absent.append(term)
