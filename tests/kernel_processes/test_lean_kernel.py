@@ -214,9 +214,10 @@ async def test_nbclient_executes_a_notebook_of_bash_cells(tmp_path: Path) -> Non
     nbformat.validate(nb)
 
 
-def test_ck_bash_imports_neither_ipykernel_nor_jupyter_client() -> None:
+@pytest.mark.parametrize("kernel", ["bash", "node"])
+def test_our_lean_kernels_import_neither_ipykernel_nor_jupyter_client(kernel: str) -> None:
     # they cost a start ~0.3 s; the lean base needs only pyzmq and the standard library
-    code = ("import sys, context_kernel.kernel_processes.bash;"
+    code = (f"import sys, context_kernel.kernel_processes.{kernel};"
             "print(sorted({'ipykernel', 'jupyter_client', 'traitlets'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=TIMEOUT)
     assert out.stdout == "[]\n"
