@@ -230,3 +230,15 @@ def test_the_shell_model_imports_only_the_standard_library_and_itself() -> None:
             offenders += [(path.name, n) for n in names if n.split(".")[0] not in sys.stdlib_module_names
                           and n != "context_kernel.shell" and not n.startswith("context_kernel.shell.")]
     assert offenders == []
+
+
+def test_the_modules_the_app_imports_off_the_loop_are_those_it_builds_from() -> None:
+    # app._build imports its services only after _import_services has imported them on a worker
+    # thread (so a prewarm does not stall the handshake): a module added to one list and not the
+    # other would be imported on the event loop again.
+    from context_kernel import app
+
+    tree = ast.parse((PACKAGE / "app.py").read_text())
+    build = next(n for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef) and n.name == "_build")
+    built_from = {n.module for n in ast.walk(build) if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module}
+    assert built_from and built_from <= set(app._SERVICE_MODULES)
