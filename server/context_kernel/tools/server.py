@@ -35,6 +35,7 @@ from . import offerings
 from .context import ServerState, holder_and_session, text_result
 from .schema import compact_schema
 from .sessions import SESSION_META_KEY, SessionIds
+from .stdio import serve_stdio
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,12 @@ class ContextKernelServer(MCPServer[ServerState]):
     @_tool_manager.setter
     def _tool_manager(self, manager: ToolManager) -> None:  # MCPServer.__init__ sets it
         self._tools = manager
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin/stdout with the loop's own pipe transports (stdio.py says why)."""
+        async with serve_stdio() as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
     async def list_resources(self) -> list[Resource]:
         return [*await super().list_resources(), *await offerings.resources(self._published)]
