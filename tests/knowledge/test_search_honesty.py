@@ -69,3 +69,35 @@ async def test_a_misspelling_that_stems_oddly_is_corrected_to_what_was_meant(kb:
     result = await db.run(lambda: search(KnowledgeRepository(db.engine), "what does analize do"))
     assert result.corrections == {"analize": "analyze"}
     assert result.hits[0].chunk.label == "a"
+
+
+async def test_a_misspelt_identifier_is_respelled_into_the_identifier_the_text_holds(kb: KnowledgeService) -> None:
+    await kb.index_text(label="cfg", name="cfg.md", text=(
+        "# Automatic vacuuming\n`autovacuum_naptime` (integer): the minimum delay between autovacuum runs.\n"))
+    await kb.index_text(label="other", name="other.md", text="# Control\nThe control file names the naptime.\n")
+    reply = await kb.search(["what does autovacum_naptime control"], session_id="s", limit=1)
+    assert "minimum delay between autovacuum runs" in reply.text
+    assert "'autovacum_naptime' — searched 'autovacuum_naptime'" in reply.text
+
+
+async def test_an_identifier_is_not_respelled_into_one_the_text_does_not_hold(kb: KnowledgeService) -> None:
+    # `tokn` is one edit from `token`, but no section holds API_TOKEN: still missing, not bent.
+    await kb.index_text(label="story", name="story.md", text="# Tokens\nThe API hands out a token.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "API_TOKN"))
+    assert (result.corrections, result.hits, result.missing) == ({}, [], ["API_TOKN"])
+
+
+async def test_a_corrected_common_word_ranks_as_the_right_spelling_does(kb: KnowledgeService) -> None:
+    # Ranked as unknown, the corrected word also went to the substring (trigram) index, which
+    # brings in sections that only hold it inside another word.
+    await kb.index_text(label="uuid", name="uuid.md", text="# UUID\nThe function gen_random_uuid returns a UUID.\n")
+    for i in range(3):
+        await kb.index_text(label=f"f{i}", name=f"f{i}.md", text=f"# Part {i}\nA function of part {i}.\n")
+    await kb.index_text(label="noise", name="noise.md", text="# Faults\nA dysfunctional, malfunctioning pump.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    repo = KnowledgeRepository(db.engine)
+    typo = await db.run(lambda: search(repo, "uuid fucntion", limit=10))
+    right = await db.run(lambda: search(repo, "uuid function", limit=10))
+    assert typo.corrections == {"fucntion": "function"}
+    assert [h.chunk.label for h in typo.hits] == [h.chunk.label for h in right.hits]

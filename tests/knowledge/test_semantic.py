@@ -234,3 +234,21 @@ async def test_two_servers_sharing_a_database_store_each_chunks_vectors_once(
     finally:
         other.close()
         other_db.close()
+
+
+async def test_the_model_reads_a_misspelt_query_as_corrected(kb: tuple[KnowledgeService, SemanticRecall]) -> None:
+    service, semantic = kb
+    await service.index_text(label="vacuum", text=VACUUM)
+    await service.index_text(label="garden", text=GARDEN)
+    await embedded(semantic)
+    read: list[str] = []
+    embed_query = semantic.encoder.embed_query
+
+    def spy(query: str) -> np.ndarray:  # what the model is asked to embed
+        read.append(query)
+        return embed_query(query)
+
+    semantic.encoder.embed_query = spy  # type: ignore[method-assign]
+    reply = await service.search(["where does the spcae of a deleted row go"], session_id="s", limit=1)
+    assert read[-1] == "where does the space of a deleted row go"
+    assert "source: vacuum" in reply.text and "'spcae' — searched 'space'" in reply.text

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ..store.knowledge import KnowledgeRepository
-from .search import Hit, SearchResult, finish, fold_identical, rank_lexical
+from .search import Hit, LexicalRanking, SearchResult, finish, fold_identical, rank_lexical
 from .snippets import MAX_SNIPPET_CHARS, Matcher, render, snippet, word_windows
 
 
@@ -64,10 +64,12 @@ COSINE_FLOOR = 0.2
 def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHitLike], *, limit: int = 5,
                   source: str | None = None, kind: str | None = None, sort: str = "relevance",
                   snippet_chars: int = MAX_SNIPPET_CHARS, fusion: Fusion | None = None,
-                  best_windows: BestWindows | None = None) -> SearchResult:
+                  best_windows: BestWindows | None = None, lexical: LexicalRanking | None = None) -> SearchResult:
+    """`lexical`: the query's lexical ranking when the caller has it already (rank_lexical, same arguments)."""
     fusion = fusion or DEFAULT_FUSION
     result = SearchResult(query=query)
-    lexical = rank_lexical(repo, query, source=source, kind=kind)
+    if lexical is None:
+        lexical = rank_lexical(repo, query, source=source, kind=kind)
     if lexical is not None:
         result.missing, result.matcher = lexical.missing, lexical.matcher
         if lexical.matcher is None:

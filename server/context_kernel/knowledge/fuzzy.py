@@ -73,6 +73,17 @@ def one_edit(word: str) -> set[str]:
             | {a + c + b for a, b in splits for c in LETTERS}) - {word}
 
 
+def neighbours(word: str, stem: Callable[[str], str],
+               frequencies: Callable[[list[str]], dict[str, int]]) -> list[tuple[str, int]]:
+    """The words one edit from `word` as typed whose stems are indexed, with the stem's document
+    frequency, most frequent first (ties: alphabetical, so the order is the same every time)."""
+    if not 4 <= len(word) <= MAX_RESPELLED or not word.isalpha():
+        return []
+    stems = {w: stem(w) for w in one_edit(word)}
+    found = frequencies(sorted({s for s in stems.values() if len(s) >= 3}))
+    return sorted(((w, found[s]) for w, s in stems.items() if s in found), key=lambda item: (-item[1], item[0]))
+
+
 def respell(word: str, stem: Callable[[str], str],
             frequencies: Callable[[list[str]], dict[str, int]]) -> str | None:
     """The indexed stem of the most frequent word one edit from `word` as typed, or None.
@@ -81,10 +92,5 @@ def respell(word: str, stem: Callable[[str], str],
     meant (`numric` stays `numric`, `numeric` becomes `numer`: three edits apart). Spelling the
     typed word's neighbours out and stemming them finds `numeric` by one inserted letter.
     """
-    if not 4 <= len(word) <= MAX_RESPELLED or not word.isalpha():
-        return None
-    stems = {stem(w) for w in one_edit(word)}
-    found = frequencies(sorted(s for s in stems if len(s) >= 3))
-    if not found:
-        return None
-    return max(found.items(), key=lambda item: (item[1], item[0]))[0]
+    near = neighbours(word, stem, frequencies)
+    return stem(near[0][0]) if near else None

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
-from .fuzzy import correct, respell
+from .fuzzy import correct, neighbours, respell
 from .rank import fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
@@ -79,14 +79,22 @@ def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str
 def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = None,
                  kind: str | None = None) -> LexicalRanking | None:
     """None when the query has no searchable word."""
-    terms = query_terms(query)
-    if not terms:
+    if not query_terms(query):
         return None
-    # An identifier is looked for as itself: its parts are never "corrected" (`API_TOKEN` became
+    # An identifier is looked for as itself: its parts are never "corrected" alone (`API_TOKEN` became
     # `taken`), and when nothing holds it, its parts alone (`prep`, `cif`) only find unrelated text.
+    # It may be respelled whole, into an identifier the text holds (`autovacum_naptime`).
     exact = identifiers(query)
-    protected = {w for ident in exact for w in words(ident)}
     missing = [ident for ident in exact if not _holds(repo, ident, source, kind)]
+    respelled = {ident: respelt for ident in missing[:MAX_RESPELLS]
+                 if (respelt := _respelled_identifier(repo, ident, source, kind)) is not None}
+    for ident, respelt in respelled.items():
+        query = query.replace(ident, respelt)
+    if respelled:
+        exact = identifiers(query)
+        missing = [ident for ident in missing if ident not in respelled]
+    terms = query_terms(query)
+    protected = {w for ident in exact for w in words(ident)}
     lost = {w for ident in missing for w in words(ident)} - _other_words(query, exact)
     terms = [t for t in terms if t not in lost]
     if not terms:
@@ -94,10 +102,13 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     known = repo.stem_frequencies(list({stem(t) for t in terms}))
     fixed, absent = _corrected(repo, terms, known, protected)
     missing += absent
-    corrections: dict[str, str] = {}
+    corrections: dict[str, str] = dict(respelled)
     if fixed:
-        corrections = {t: f for t, f in zip(terms, fixed, strict=False) if t != f}
+        corrections |= {t: f for t, f in zip(terms, fixed, strict=False) if t != f}
         terms = fixed
+        # A corrected word is ranked as if typed right: `fucntion` → `function`, a word in most sections,
+        # must go to the AND query and skip the trigram index as `function` itself does.
+        known |= repo.stem_frequencies(list({stem(t) for t in fixed} - set(known)))
     matcher = Matcher(terms)
     ranked = _candidates(repo, terms, source, kind, known)
     if not ranked:
@@ -175,6 +186,7 @@ def _trigram_match(repo: KnowledgeRepository, expression: str, *, limit: int, so
 
 MAX_RESPELLS = 2  # words of one query respelled by their one-edit neighbours (fuzzy.respell)
 MAX_UNKNOWN_TO_RESPELL = 3  # a query with more words the index lacks is not a typo away from it
+MAX_IDENTIFIER_TRIES = 5  # respellings of an identifier's word checked against the text, most frequent first
 
 
 def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int],
@@ -203,6 +215,26 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
         if near is None:
             absent.append(term)
     return (fixed if fixed != terms else None), absent
+
+
+def _respelled_identifier(repo: KnowledgeRepository, ident: str, source: str | None,
+                          kind: str | None) -> str | None:
+    """The identifier with its one misspelt word respelled (one edit), if the text holds the result.
+
+    Only a whole identifier the index holds is accepted, so a name that is simply absent
+    (`API_TOKEN`, `ffi_prep_cif`) is still said to be missing rather than bent into another word.
+    """
+    parts = [w for w in dict.fromkeys(words(ident)) if len(w) >= 4]
+    known = repo.stem_frequencies([stem(w) for w in parts])
+    unknown = [w for w in parts if stem(w) not in known]
+    if len(unknown) != 1:
+        return None
+    part = re.compile(rf"(?<![^\W_]){re.escape(unknown[0])}(?![^\W_])", re.IGNORECASE)
+    for word, _ in neighbours(unknown[0], stem, repo.stem_frequencies)[:MAX_IDENTIFIER_TRIES]:
+        fixed = part.sub(word, ident, count=1)
+        if fixed != ident and _holds(repo, fixed, source, kind):
+            return fixed
+    return None
 
 
 def identifiers(query: str) -> list[str]:
@@ -236,8 +268,21 @@ def _holds(repo: KnowledgeRepository, ident: str, source: str | None, kind: str 
 
 def _spelled(stemmed: str, hits: list[Hit]) -> str:
     """Show a correction as a real word from the results (`kubernetes`), not its stem (`kubernet`)."""
-    for hit in hits[:3]:
-        for word in WORD.findall(hit.chunk.content):
+    return _spelled_in(stemmed, [hit.chunk.content for hit in hits[:3]])
+
+
+def _spelled_in(stemmed: str, texts: list[str]) -> str:
+    for content in texts:
+        for word in WORD.findall(content):
             if stem(word) == stemmed:
                 return str(word).lower()
     return stemmed
+
+
+def spelled_query(query: str, lexical: LexicalRanking) -> str:
+    """The query with its corrected words written as the best candidates spell them: what the model reads."""
+    texts = [lexical.chunks[cid].content for cid, _ in lexical.ranked[:3] if cid in lexical.chunks]
+    for typed, fixed in lexical.corrections.items():
+        written = fixed if "_" in fixed or not fixed.isalpha() else _spelled_in(fixed, texts)
+        query = re.sub(rf"(?<![^\W_]){re.escape(typed)}(?![^\W_])", written, query, flags=re.IGNORECASE)
+    return query

@@ -26,7 +26,7 @@ from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete
 from .chunking import chunk_document
 from .fusion import hybrid_search, window_snippet
 from .model import MAX_CHUNK_BYTES, Chunk
-from .search import Hit, SearchResult, search
+from .search import Hit, LexicalRanking, SearchResult, rank_lexical, search, spelled_query
 from .snippets import MAX_SNIPPET_CHARS, share_out, snippet
 from .walk import walk
 
@@ -311,25 +311,53 @@ class KnowledgeService:
         # Queries are embedded before the hop, so the database thread never waits for the model.
         vectors = await self._semantic.embed_queries(wanted) if self._semantic is not None else None
         chars = snippet_chars(self._budget, limit)
+        results: dict[int, SearchResult] = {}
+        respelled: dict[int, LexicalRanking] = {}
 
-        def one(i: int, query: str) -> SearchResult:
+        def one(i: int, query: str, lexical: LexicalRanking | None = None) -> SearchResult:
             if vectors is None or self._semantic is None:
                 return search(self._repo, query, limit=limit, source=source, kind=content_type, sort=sort,
                               snippet_chars=chars)
             dense = self._semantic.dense(vectors[i], DENSE_DEPTH, source, content_type)
             return hybrid_search(self._repo, query, dense, limit=limit, source=source, kind=content_type, sort=sort,
-                                 snippet_chars=chars, best_windows=self._semantic.best_windows(vectors[i]))
+                                 snippet_chars=chars, best_windows=self._semantic.best_windows(vectors[i]),
+                                 lexical=lexical)
 
-        def one_hop() -> SearchReply:
+        def first(i: int, query: str) -> None:
+            if vectors is None:
+                results[i] = one(i, query)
+                return
+            lexical = rank_lexical(self._repo, query, source=source, kind=content_type)
+            if lexical is not None and lexical.corrections:
+                respelled[i] = lexical  # the model must read the words meant, not the typo
+            else:
+                results[i] = one(i, query, lexical)
+
+        def one_hop(respelt: bool) -> SearchReply | None:
             # Every query, what this session was already sent, and the record of what it is sent
-            # now: one visit to the database thread.
-            results = [one(i, q) for i, q in enumerate(wanted)]
-            already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits], since=since)
-            text, sent_ids, shown, back = render(results, already, self._budget, notes, content_type)
+            # now: one visit to the database thread (two when a query was respelled).
+            for i, q in enumerate(wanted):
+                if i in results:
+                    continue
+                if respelt:
+                    results[i] = one(i, q, respelled[i])
+                else:
+                    first(i, q)
+            if respelled and not respelt:
+                return None
+            ordered = [results[i] for i in range(len(wanted))]
+            already = self._repo.sent(session_id, [h.chunk.id for r in ordered for h in r.hits], since=since)
+            text, sent_ids, shown, back = render(ordered, already, self._budget, notes, content_type)
             self._repo.mark_sent(session_id, sent_ids, call_no)
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()), back=back)
 
-        reply = await self._db.run(one_hop)
+        reply = await self._db.run(one_hop, False)
+        if reply is None and self._semantic is not None and vectors is not None:
+            spelled = [spelled_query(wanted[i], lexical) for i, lexical in respelled.items()]
+            for i, vector in zip(respelled, await self._semantic.embed_queries(spelled) or [], strict=False):
+                vectors[i] = vector
+            reply = await self._db.run(one_hop, True)
+        assert reply is not None  # None only while a respelled query waits for its vector
         count_back(reply.back)
         return reply
 
