@@ -101,3 +101,14 @@ async def test_a_corrected_common_word_ranks_as_the_right_spelling_does(kb: Know
     right = await db.run(lambda: search(repo, "uuid function", limit=10))
     assert typo.corrections == {"fucntion": "function"}
     assert [h.chunk.label for h in typo.hits] == [h.chunk.label for h in right.hits]
+
+
+async def test_a_word_indexed_after_a_search_can_be_the_correction_of_the_next(kb: KnowledgeService) -> None:
+    # The stems fuzzy correction compares with are kept between searches while the index is unchanged.
+    await kb.index_text(label="a", name="a.md", text="# Animals\nThe wombat sleeps by day.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    repo = KnowledgeRepository(db.engine)
+    assert (await db.run(lambda: search(repo, "wombta"))).corrections == {"wombta": "wombat"}
+    await kb.index_text(label="b", name="b.md", text="# More animals\nThe wallaby hops.\n")  # `w` again
+    result = await db.run(lambda: search(repo, "wolaby"))  # two edits: only `correct` finds it
+    assert result.corrections == {"wolaby": "wallaby"} and result.hits[0].chunk.label == "b"

@@ -46,3 +46,27 @@ async def test_reindexing_a_directory_narrower_removes_the_files_it_no_longer_co
     reply = await kb.search(["axolotl"], session_id="s2")
     assert "regrows its limbs" in reply.text
     assert "axolotl_count" not in reply.text
+
+
+async def test_a_file_indexed_after_a_search_is_watched_by_the_next(kb: KnowledgeService, tmp_path: Path) -> None:
+    # The watched files are kept between searches while the index is unchanged; indexing must renew them.
+    (tmp_path / "project" / "a.md").write_text("# A\nThe wombat digs burrows.\n")
+    await kb.index(path="a.md")
+    assert "wombat" in (await kb.search(["wombat burrows"], session_id="s1")).text
+    later = tmp_path / "project" / "b.md"
+    later.write_text("# B\nThe numbat eats termites.\n")
+    await kb.index(path="b.md")
+    later.write_text("# B\nThe numbat eats termites, and now ants too.\n")
+    reply = await kb.search(["numbat termites"], session_id="s2")
+    assert "now ants too" in reply.text and "re-indexed 1 changed file" in reply.text
+
+
+async def test_a_changed_file_is_searched_as_it_is_now_even_when_nothing_else_changed(
+        kb: KnowledgeService, tmp_path: Path) -> None:
+    doc = tmp_path / "project" / "c.md"
+    doc.write_text("# C\nThe bilby is nocturnal.\n")
+    await kb.index(path="c.md")
+    await kb.search(["bilby"], session_id="s1")
+    doc.write_text("# C\nThe bilby is nocturnal and has long ears like a rabbit.\n")
+    reply = await kb.search(["bilby rabbit ears"], session_id="s2")
+    assert "long ears like a rabbit" in reply.text

@@ -4,26 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rapidfuzz.distance import OSA
+from rapidfuzz.process import extract
+
 
 def edit_distance(a: str, b: str, limit: int) -> int:
-    """Damerau–Levenshtein (optimal string alignment) distance, giving up past `limit`."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i] + [0] * len(b)
-        best = cur[0]
-        for j, cb in enumerate(b, 1):
-            cost = 0 if ca == cb else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-            best = min(best, cur[j])
-        if best > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    return prev[-1]
+    """Damerau–Levenshtein (optimal string alignment) distance, `limit + 1` when past `limit`."""
+    return int(OSA.distance(a, b, score_cutoff=limit))
 
 
 def allowed_distance(word: str) -> int:
@@ -45,15 +32,21 @@ def correct(word: str, candidates: Callable[[str, int, int], list[tuple[str, int
     limit = allowed_distance(raw or word)
     best: tuple[int, int, str] | None = None
     for first in dict.fromkeys([word[0], word[1]]):
-        for term, df in candidates(first, len(word) - limit, len(word) + limit + 2):
-            if term == word:
-                return None  # the word exists: nothing to correct
+        found = candidates(first, len(word) - limit, len(word) + limit + 2)
+        terms = [term for term, _ in found]
+        if word in terms:
+            return None  # the word exists: nothing to correct
+        # Only terms within `limit` of the stem or of the typed word can win: found in C++ over all
+        # candidates (thousands), then ranked exactly as before.
+        near = {i for _, _, i in extract(word, terms, scorer=OSA.distance, score_cutoff=limit, limit=None)}
+        if raw:
+            near |= {i for _, _, i in extract(raw, terms, scorer=OSA.distance, score_cutoff=limit, limit=None)}
+        for i in sorted(near):
+            term, df = found[i]
             dist = edit_distance(word, term, limit)
             typed = edit_distance(raw, term, limit + 2) if raw else dist
-            if min(dist, typed) > limit:
-                continue
             rank = dist + typed
-            if best is None or (rank, -df) < (best[0], best[1]):
+            if best is None or (rank, -df, term) < best:  # ties: the alphabetically first, whatever the order
                 best = (rank, -df, term)
     return best[2] if best else None
 

@@ -20,6 +20,10 @@ COMMON_DF = 1000
 # A stem in at most this many chunks is rare enough to look for as a substring too.
 RARE = 3
 MAX_TRIGRAMS_PER_TERM = 8
+# A term matching more chunks than this in the trigram index is not looked for there (see _candidates).
+TRIGRAM_SELECTIVE = 300
+# Chunks matching an identifier's trigrams whose text is checked for it, at most (_holds).
+HOLDS_SCAN = 2000
 # A query token holding `_`, a digit, an inner dot or a camelCase hump names something exact.
 _TOKEN = re.compile(r"[\w.]+")
 _IDENTIFIER = re.compile(r"_|\d|\w\.\w|[a-z][A-Z]")
@@ -61,9 +65,12 @@ class LexicalRanking:
 
 
 def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str | None = None,
-           kind: str | None = None, sort: str = "relevance", snippet_chars: int = MAX_SNIPPET_CHARS) -> SearchResult:
+           kind: str | None = None, sort: str = "relevance", snippet_chars: int = MAX_SNIPPET_CHARS,
+           lexical: LexicalRanking | None = None) -> SearchResult:
+    """`lexical`: the query's lexical ranking when the caller has it already (rank_lexical, same arguments)."""
     result = SearchResult(query=query)
-    lexical = rank_lexical(repo, query, source=source, kind=kind)
+    if lexical is None:
+        lexical = rank_lexical(repo, query, source=source, kind=kind)
     if lexical is None:
         return result
     result.missing, result.matcher = lexical.missing, lexical.matcher
@@ -170,7 +177,12 @@ def _candidates(repo: KnowledgeRepository, terms: list[str], source: str | None,
                                                    limit=CANDIDATES, source=source, kind=kind)])
     # The trigram index answers what porter cannot: parts of identifiers (`useEff`), words glued
     # together, rare spellings. Whole words porter already knows would only make it slow.
+    # A term whose trigrams meet in hundreds of chunks (`hate`: "hat" AND "ate") names nothing in
+    # particular there, and ranking all those matches cost 0.4 s at 100,000 chunks: it is left out.
     tri_terms = [t for t in terms if len(t) >= 3 and (stem(t) not in known or known[stem(t)] <= RARE)]
+    if tri_terms:
+        repo.catch_up_trigram()
+        tri_terms = [t for t in tri_terms if not repo.trigram_matches_over(trigram_expression(t), TRIGRAM_SELECTIVE)]
     trigram = _trigram_match(repo, " OR ".join(trigram_expression(t) for t in tri_terms), limit=CANDIDATES,
                              source=source, kind=kind) if tri_terms else []
     return fuse(*lists, [cid for cid, _ in trigram])
@@ -259,10 +271,12 @@ def _holds(repo: KnowledgeRepository, ident: str, source: str | None, kind: str 
     """Whether a section (of the asked source and kind) holds the identifier, case aside."""
     if len(ident) < 3:
         return True
-    # The trigram index keeps no positions: its hits are a superset, checked against the text.
-    ids = [cid for cid, _ in _trigram_match(repo, trigram_expression(ident.lower()), limit=20, source=source,
-                                            kind=kind)]
     low = ident.lower()
+    if low.isascii():  # SQLite's lower() folds ASCII only
+        repo.catch_up_trigram()
+        return repo.holds_text(trigram_expression(low), low, scan=HOLDS_SCAN, source=source, kind=kind)
+    # The trigram index keeps no positions: its hits are a superset, checked against the text.
+    ids = [cid for cid, _ in _trigram_match(repo, trigram_expression(low), limit=20, source=source, kind=kind)]
     return any(low in (c.title + "\n" + c.content).lower() for c in repo.chunks(ids).values())
 
 

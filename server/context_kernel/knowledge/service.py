@@ -7,6 +7,7 @@ worker threads, so the database thread only ever waits for SQLite. A search is o
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 from collections.abc import Awaitable, Callable, Coroutine
@@ -24,13 +25,14 @@ from ..security.redact import redact_output
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
-from .fusion import hybrid_search, window_snippet
+from .fusion import BestWindows, hybrid_search, window_snippet
 from .model import MAX_CHUNK_BYTES, Chunk
 from .search import Hit, LexicalRanking, SearchResult, rank_lexical, search, spelled_query
 from .snippets import MAX_SNIPPET_CHARS, share_out, snippet
 from .walk import walk
 
 if TYPE_CHECKING:  # numpy and the model: only when the semantic extra is installed and on
+    from ..semantic.index import DenseHit
     from ..semantic.service import SemanticRecall
 
 MAX_QUERIES = 10
@@ -262,10 +264,11 @@ class KnowledgeService:
     async def refresh_stale(self, source: str | None = None) -> tuple[list[str], list[str]]:
         """Re-index file sources whose file changed since they were indexed, and drop those whose
         file is gone (checked at search time): (re-indexed labels, dropped labels)."""
-        rows = [r for r in await self._db.run(self._repo.sources, source, ["file"]) if r.origin]
-        if not rows:
-            return [], []
-        changed, gone = await anyio.to_thread.run_sync(_changed_files, rows)
+        rows = await self._db.run(self._repo.file_sources, source)
+        return await self._apply_stale(*await anyio.to_thread.run_sync(_changed_files, rows))
+
+    async def _apply_stale(self, changed: list[tuple[SourceRow, str, float]],
+                           gone: list[SourceRow]) -> tuple[list[str], list[str]]:
         for row, text, mtime in changed:
             assert row.origin is not None
             # Re-indexed on the search's time, but not taken in by it: indexed, under no source of its own.
@@ -300,66 +303,80 @@ class KnowledgeService:
             raise InvalidRequest("queries is empty", hint="pass one or more search strings: queries=[\"...\"]")
         if self._ingest is not None:
             await self._ingest()
-        reindexed, dropped = await self.refresh_stale(source)
-        notes = []
-        if reindexed:
-            notes.append(f"(re-indexed {len(reindexed)} changed file(s) first: {', '.join(reindexed[:5])})")
-        if dropped:
-            notes.append(f"(dropped {len(dropped)} deleted file(s) from the index: {', '.join(dropped[:5])})")
+        watched = await self._db.run(self._repo.file_sources, source)
+        notes: list[str] = []
+        chars = snippet_chars(self._budget, limit)
+
+        def fuse(q: str, dense: list[DenseHit], windows: BestWindows, lexical: LexicalRanking | None) -> SearchResult:
+            return hybrid_search(self._repo, q, dense, limit=limit, source=source, kind=content_type, sort=sort,
+                                 snippet_chars=chars, best_windows=windows, lexical=lexical)
+
+        def lexical_hop(lexicals: list[LexicalRanking | None] | None = None) -> list[SearchResult]:
+            return [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort,
+                           snippet_chars=chars, lexical=lexicals[i] if lexicals else None)
+                    for i, q in enumerate(wanted)]
+
+        async def ranked() -> list[SearchResult]:
+            if self._semantic is None:
+                return await self._db.run(lexical_hop)
+            return await self._hybrid(self._semantic, wanted, source, content_type, lexical_hop, fuse)
+
+        # Indexed files are checked for changes (stat calls on a thread) while the search runs: with
+        # thousands of files that is ~10 ms, paid only when one changed (the search then runs again).
+        sweep = asyncio.get_running_loop().run_in_executor(None, _changed_files, watched) if watched else None
+        try:
+            results = await ranked()
+        finally:
+            # The search's own error, if any, is what the caller hears; the sweep's result is then unwanted.
+            stale = await sweep if sweep is not None else ([], [])
+        if stale[0] or stale[1]:
+            reindexed, dropped = await self._apply_stale(*stale)
+            if reindexed:
+                notes.append(f"(re-indexed {len(reindexed)} changed file(s) first: {', '.join(reindexed[:5])})")
+            if dropped:
+                notes.append(f"(dropped {len(dropped)} deleted file(s) from the index: {', '.join(dropped[:5])})")
+            results = await ranked()
         call_no = self._calls[session_id] = self._calls.get(session_id, 0) + 1
         since = self._forgotten_before()
-        # Queries are embedded before the hop, so the database thread never waits for the model.
-        vectors = await self._semantic.embed_queries(wanted) if self._semantic is not None else None
-        chars = snippet_chars(self._budget, limit)
-        results: dict[int, SearchResult] = {}
-        respelled: dict[int, LexicalRanking] = {}
 
-        def one(i: int, query: str, lexical: LexicalRanking | None = None) -> SearchResult:
-            if vectors is None or self._semantic is None:
-                return search(self._repo, query, limit=limit, source=source, kind=content_type, sort=sort,
-                              snippet_chars=chars)
-            dense = self._semantic.dense(vectors[i], DENSE_DEPTH, source, content_type)
-            return hybrid_search(self._repo, query, dense, limit=limit, source=source, kind=content_type, sort=sort,
-                                 snippet_chars=chars, best_windows=self._semantic.best_windows(vectors[i]),
-                                 lexical=lexical)
-
-        def first(i: int, query: str) -> None:
-            if vectors is None:
-                results[i] = one(i, query)
-                return
-            lexical = rank_lexical(self._repo, query, source=source, kind=content_type)
-            if lexical is not None and lexical.corrections:
-                respelled[i] = lexical  # the model must read the words meant, not the typo
-            else:
-                results[i] = one(i, query, lexical)
-
-        def one_hop(respelt: bool) -> SearchReply | None:
-            # Every query, what this session was already sent, and the record of what it is sent
-            # now: one visit to the database thread (two when a query was respelled).
-            for i, q in enumerate(wanted):
-                if i in results:
-                    continue
-                if respelt:
-                    results[i] = one(i, q, respelled[i])
-                else:
-                    first(i, q)
-            if respelled and not respelt:
-                return None
-            ordered = [results[i] for i in range(len(wanted))]
-            already = self._repo.sent(session_id, [h.chunk.id for r in ordered for h in r.hits], since=since)
-            text, sent_ids, shown, back = render(ordered, already, self._budget, notes, content_type)
+        def rendered() -> SearchReply:
+            # What this session was already sent, and the record of what it is sent now.
+            already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits], since=since)
+            text, sent_ids, shown, back = render(results, already, self._budget, notes, content_type)
             self._repo.mark_sent(session_id, sent_ids, call_no)
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()), back=back)
 
-        reply = await self._db.run(one_hop, False)
-        if reply is None and self._semantic is not None and vectors is not None:
-            spelled = [spelled_query(wanted[i], lexical) for i, lexical in respelled.items()]
-            for i, vector in zip(respelled, await self._semantic.embed_queries(spelled) or [], strict=False):
-                vectors[i] = vector
-            reply = await self._db.run(one_hop, True)
-        assert reply is not None  # None only while a respelled query waits for its vector
+        reply = await self._db.run(rendered)
         count_back(reply.back)
         return reply
+
+    async def _hybrid(self, semantic: SemanticRecall, wanted: list[str], source: str | None, kind: str | None,
+                      lexical_hop: Callable[[list[LexicalRanking | None]], list[SearchResult]],
+                      fuse: Callable[[str, list[DenseHit], BestWindows, LexicalRanking | None], SearchResult],
+                      ) -> list[SearchResult]:
+        """Words and meaning: the lexical rankings on the database thread while the model embeds the
+        queries (so neither waits for the other), then dense recall and fusion in one more hop."""
+        # A task, not a task group: errors reach the caller as themselves, not in an ExceptionGroup.
+        embedding = asyncio.ensure_future(semantic.embed_queries(wanted))
+        try:
+            lexicals: list[LexicalRanking | None] = await self._db.run(
+                lambda: [rank_lexical(self._repo, q, source=source, kind=kind) for q in wanted])
+        except BaseException:
+            embedding.cancel()
+            raise
+        vectors = await embedding
+        if vectors is None:  # nothing embedded yet: the words alone
+            return await self._db.run(lexical_hop, lexicals)
+        # A respelled query is embedded again as corrected: the model must read the words meant.
+        respelled = [i for i, lexical in enumerate(lexicals) if lexical is not None and lexical.corrections]
+        if respelled:
+            spelled = [spelled_query(wanted[i], lexical) for i in respelled if (lexical := lexicals[i]) is not None]
+            for i, vector in zip(respelled, await semantic.embed_queries(spelled) or [], strict=False):
+                vectors[i] = vector
+        found = vectors
+        return await self._db.run(lambda: [fuse(q, semantic.dense(found[i], DENSE_DEPTH, source, kind),
+                                                semantic.best_windows(found[i]), lexicals[i])
+                                           for i, q in enumerate(wanted)])
 
 
 def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:

@@ -6,6 +6,7 @@ decides); the knowledge service works without one, lexically.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 
 import anyio
@@ -57,10 +58,16 @@ class SemanticRecall:
         """The queries' vectors, or None while there is nothing to compare them with (or no model)."""
         if self.worker.failure is not None:
             return None
-        upto, _ = await self._db.run(self.vectors.state)
-        if not upto:
-            return None
-        return await anyio.to_thread.run_sync(lambda: [self.encoder.embed_query(q) for q in queries])
+        # The model runs while the store answers whether any vectors exist: that read queues behind the
+        # search's lexical ranking on the store's thread, and waiting for it first made the two serial.
+        model = asyncio.ensure_future(anyio.to_thread.run_sync(lambda: [self.encoder.embed_query(q) for q in queries]))
+        try:
+            upto, _ = await self._db.run(self.vectors.state)
+        except BaseException:
+            model.cancel()
+            raise
+        vectors = await model
+        return vectors if upto else None
 
     def dense(self, query: F32, k: int, source: str | None = None, kind: str | None = None) -> list[DenseHit]:
         """The k nearest chunks by their best window (on the store's thread, like every read)."""

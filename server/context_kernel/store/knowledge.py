@@ -65,11 +65,23 @@ def like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+_PORTER_STRUCTURE = text("SELECT block FROM chunks_porter_data WHERE id = 10")
+_FILE_SOURCES = text("SELECT * FROM sources WHERE kind = 'file' AND origin IS NOT NULL")
+_STEM_COUNTS = text("SELECT term, doc FROM chunks_vocab WHERE term IN :t").bindparams(bindparam("t", expanding=True))
+MAX_CACHED_STEMS = 50_000
+_STEMS_FROM = text("SELECT term, doc FROM chunks_vocab WHERE term >= :lo AND term < :hi")
+
+
 class KnowledgeRepository:
     """Synchronous repository; async callers go through `Database.run`."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        # Indexed stems by first letter, then by length, with the porter index's version they were read
+        # at (stems_near). Fetching a letter's stems is ~35 ms at 100,000 chunks; a typo asks for two.
+        self._near: dict[str, tuple[bytes | None, dict[int, list[tuple[str, int]]]]] = {}
+        self._files: tuple[bytes | None, list[SourceRow]] | None = None
+        self._df: tuple[bytes | None, dict[str, int]] = (None, {})
 
     def replace_source(self, **spec: object) -> SourceRow:
         """Index chunks under a label, replacing whatever the label held before (see SourceSpec)."""
@@ -97,6 +109,23 @@ class KnowledgeRepository:
             params["kinds"] = list(kinds)
         with self._engine.connect() as conn:
             return [SourceRow(**r) for r in conn.execute(stmt, params).mappings()]
+
+    def file_sources(self, label_filter: str | None = None) -> list[SourceRow]:
+        """Sources indexed from a file that is still named (the ones a search checks for changes).
+
+        Kept between calls while the index is unchanged: with thousands of files, reading their rows
+        was ~70 ms of every search.
+        """
+        with self._engine.connect() as conn:
+            version = conn.execute(_PORTER_STRUCTURE).scalar()
+            if self._files is None or self._files[0] != version:
+                rows = [SourceRow(**r) for r in conn.execute(_FILE_SOURCES).mappings()]
+                self._files = (version, rows)
+        rows = self._files[1]
+        if label_filter:
+            low = label_filter.lower()
+            rows = [r for r in rows if low in r.label.lower()]  # as LIKE '%filter%' in `sources`
+        return list(rows)
 
     def delete_sources(self, labels: Sequence[str]) -> int:
         with write(self._engine) as conn:
@@ -159,22 +188,67 @@ class KnowledgeRepository:
                 "JOIN sources s ON s.id = c.source_id WHERE s.label = :l ORDER BY c.seq"), {"l": label}).mappings()
             return [ChunkRow(**r) for r in rows]
 
-    def stems_near(self, first: str, min_len: int, max_len: int, limit: int = 5000) -> list[tuple[str, int]]:
+    def trigram_matches_over(self, expression: str, cap: int) -> bool:
+        """Whether more than `cap` chunks match a trigram expression: an unranked scan that stops at cap + 1
+        (ranking every match is what makes an unselective expression cost hundreds of ms at 100k chunks)."""
+        with self._engine.connect() as conn:
+            found = conn.execute(text(
+                "SELECT count(*) FROM (SELECT rowid FROM chunks_trigram WHERE chunks_trigram MATCH :q LIMIT :n)"),
+                {"q": expression, "n": cap + 1}).scalar()
+        return int(found or 0) > cap
+
+    def holds_text(self, expression: str, needle: str, *, scan: int, source: str | None = None,
+                   kind: str | None = None) -> bool:
+        """Whether one of the first `scan` chunks matching a trigram expression holds `needle` (ASCII,
+        lower-case) in its title or content; the check runs in SQLite and stops at the first."""
+        sql = ("SELECT 1 FROM (SELECT rowid AS id FROM chunks_trigram WHERE chunks_trigram MATCH :q LIMIT :scan) m "
+               "JOIN chunks c ON c.id = m.id ")
+        where = ["instr(lower(c.title || char(10) || c.content), :needle) > 0"]
+        params: dict[str, object] = {"q": expression, "scan": scan, "needle": needle}
+        if source:
+            sql += "JOIN sources s ON s.id = c.source_id "
+            where.append("s.label LIKE :src ESCAPE '\\'")
+            params["src"] = f"%{like_escape(source)}%"
+        if kind:
+            where.append("c.kind = :kind")
+            params["kind"] = kind
+        with self._engine.connect() as conn:
+            return conn.execute(text(sql + "WHERE " + " AND ".join(where) + " LIMIT 1"), params).first() is not None
+
+    def stems_near(self, first: str, min_len: int, max_len: int) -> list[tuple[str, int]]:
         """Indexed stems starting with `first` whose length is in range: candidates for fuzzy correction."""
         with self._engine.connect() as conn:
-            rows = conn.execute(text(
-                "SELECT term, doc FROM chunks_vocab WHERE term >= :lo AND term < :hi "
-                "AND length(term) BETWEEN :a AND :b LIMIT :limit"),
-                {"lo": first, "hi": first + "\U0010ffff", "a": min_len, "b": max_len, "limit": limit})
-            return [(r[0], int(r[1])) for r in rows]
+            # FTS5's structure record (rowid 10 of the %_data table) changes with every write to the
+            # index, by this process or any other: a version that costs one primary-key read.
+            version = conn.execute(_PORTER_STRUCTURE).scalar()
+            cached = self._near.get(first)
+            if cached is None or cached[0] != version:
+                by_length: dict[int, list[tuple[str, int]]] = {}
+                for term, doc in conn.execute(_STEMS_FROM, {"lo": first, "hi": first + "\U0010ffff"}):
+                    by_length.setdefault(len(term), []).append((term, int(doc)))
+                cached = self._near[first] = (version, by_length)
+        return [row for n in range(min_len, max_len + 1) for row in cached[1].get(n, ())]
 
     def stem_frequencies(self, stems: Sequence[str]) -> dict[str, int]:
-        """Stem → number of chunks holding it."""
+        """Stem → number of chunks holding it (stems no chunk holds are left out).
+
+        FTS5 counts a term's documents by reading its whole posting list (~0.5 ms for a common word at
+        100,000 chunks), so counts are kept while the index is unchanged, absent stems too.
+        """
         if not stems:
             return {}
-        stmt = text("SELECT term, doc FROM chunks_vocab WHERE term IN :t").bindparams(bindparam("t", expanding=True))
         with self._engine.connect() as conn:
-            return {r[0]: int(r[1]) for r in conn.execute(stmt, {"t": list(stems)})}
+            version = conn.execute(_PORTER_STRUCTURE).scalar()
+            if self._df[0] != version:
+                self._df = (version, {})
+            known = self._df[1]
+            wanted = [s for s in dict.fromkeys(stems) if s not in known]
+            if wanted:
+                found = {r[0]: int(r[1]) for r in conn.execute(_STEM_COUNTS, {"t": wanted})}
+                if len(known) + len(wanted) > MAX_CACHED_STEMS:
+                    known.clear()  # respelling asks for hundreds of neighbours a query: bound the memory
+                known.update({s: found.get(s, 0) for s in wanted})
+        return {s: known[s] for s in stems if known.get(s)}
 
     def sent(self, session_id: str, chunk_ids: Sequence[int], since: float = 0.0) -> dict[int, int]:
         """Chunk id → the search call number in which this session was sent it, after `since`."""
