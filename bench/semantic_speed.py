@@ -190,8 +190,9 @@ async def index_throughput(work: Path) -> list[str]:
     text = "\n\n".join(p.read_text() for p in sorted((HERE / "retrieval" / "corpus").iterdir())
                        if p.suffix in (".md", ".rst")) * 8
     out = []
-    for on in (False, True) * 3:  # alternated: the load of a shared machine drifts
-        db = Database.open(work / f"ix-{on}.sqlite3")
+    for n, on in enumerate((False, True) * 3):  # alternated: the load of a shared machine drifts
+        # A fresh file each time: in a reused one the same labels replace what the last pair indexed.
+        db = Database.open(work / f"ix-{n}-{on}.sqlite3")
         semantic = SemanticRecall(db=db, files=default_model()) if on else None
         service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=work,
                                    search_budget=6144, semantic=semantic)
