@@ -252,3 +252,27 @@ async def test_the_model_reads_a_misspelt_query_as_corrected(kb: tuple[Knowledge
     reply = await service.search(["where does the spcae of a deleted row go"], session_id="s", limit=1)
     assert read[-1] == "where does the space of a deleted row go"
     assert "source: vacuum" in reply.text and "'spcae' — searched 'space'" in reply.text
+
+
+async def test_best_windows_score_each_asked_chunk_exactly_and_forget_deleted_ones(
+        kb: tuple[KnowledgeService, SemanticRecall]) -> None:
+    service, semantic = kb
+    db = service._db  # type: ignore[attr-defined]
+    await service.index_text(label="vacuum", text=VACUUM)
+    await service.index_text(label="garden", text=GARDEN)
+    await embedded(semantic)
+    query = await anyio.to_thread.run_sync(semantic.encoder.embed_query, "dead tuples and reclaimed space")
+    rows = await db.run(semantic.vectors.rows_after, 0, 100)
+    exact: dict[int, float] = {}
+    for row in rows:  # every window, scored here from the table: a chunk's best is its max
+        score = float(np.frombuffer(row.vec, dtype=np.float16).astype(np.float32) @ query)
+        exact[row.chunk_id] = max(exact.get(row.chunk_id, -1.0), score)
+    await db.run(semantic.dense, query, 5)  # loads the index
+    found = await db.run(lambda: semantic.best_windows(query)(list(exact)))
+    assert {c: round(h.score, 4) for c, h in found.items()} == {c: round(s, 4) for c, s in exact.items()}
+    await service.index_text(label="vacuum", text=GARDEN.replace("Tomatoes", "Beans"))  # its old chunk deleted
+    await embedded(semantic)
+    await db.run(semantic.dense, query, 5)
+    again = await db.run(lambda: semantic.best_windows(query)(list(exact)))
+    garden = await db.run(semantic.vectors.chunk_ids, "garden", None)
+    assert list(again) == garden and len(exact) == 2  # of the two asked for, only garden's chunk is left

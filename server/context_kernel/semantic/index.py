@@ -64,6 +64,9 @@ class VectorIndex:
         # Word-major (words × windows): xor and popcount then run over long contiguous rows, which
         # is 5× faster than reducing six-word rows.
         self._codes = np.zeros(((self._dim + 63) // 64, 0), dtype=np.uint64)
+        # chunk id -> its windows' positions: best_windows looks chunks up instead of a np.isin over
+        # every window (1.5 ms at 160,000 windows, twice a hybrid search).
+        self._where: dict[int, list[int]] = {}
         self._upto = 0
 
     def __len__(self) -> int:
@@ -86,8 +89,16 @@ class VectorIndex:
     def _keep(self, mask: npt.NDArray[np.bool_]) -> None:
         self._rows, self._chunks, self._spans = self._rows[mask], self._chunks[mask], self._spans[mask]
         self._vecs, self._codes = self._vecs[mask], np.ascontiguousarray(self._codes[:, mask])
+        self._where = {}
+        self._index_chunks(0)
+
+    def _index_chunks(self, start: int) -> None:
+        where = self._where
+        for position, chunk in enumerate(self._chunks[start:].tolist(), start):
+            where.setdefault(chunk, []).append(position)
 
     def _append(self, page: list[VectorRow]) -> None:
+        start = len(self._chunks)
         vecs = np.frombuffer(b"".join(r.vec for r in page), dtype=np.float16).reshape(len(page), self._dim)
         self._rows = np.concatenate([self._rows, np.fromiter((r.id for r in page), np.int64, len(page))])
         self._chunks = np.concatenate([self._chunks, np.fromiter((r.chunk_id for r in page), np.int64, len(page))])
@@ -95,13 +106,17 @@ class VectorIndex:
         self._spans = np.concatenate([self._spans, spans])
         self._vecs = np.concatenate([self._vecs, vecs])
         self._codes = np.concatenate([self._codes, sign_bits(vecs.astype(np.float32)).T], axis=1)
+        self._index_chunks(start)
         self._upto = page[-1].id
 
     def best_windows(self, query: F32, chunk_ids: list[int]) -> dict[int, DenseHit]:
         """Each given chunk's best window against the query, scored exactly (chunks without vectors left out)."""
         if not len(self._rows) or not chunk_ids:
             return {}
-        rows = np.flatnonzero(np.isin(self._chunks, np.asarray(chunk_ids, dtype=np.int64)))
+        rows = np.sort(np.fromiter((p for c in dict.fromkeys(chunk_ids) for p in self._where.get(c, ())),
+                                   dtype=np.int64))  # in position order, as a mask over all windows gave them
+        if not len(rows):
+            return {}
         scores = self._vecs[rows].astype(np.float32) @ query
         best: dict[int, DenseHit] = {}
         for i in np.argsort(-scores):
