@@ -70,3 +70,15 @@ async def test_a_changed_file_is_searched_as_it_is_now_even_when_nothing_else_ch
     doc.write_text("# C\nThe bilby is nocturnal and has long ears like a rabbit.\n")
     reply = await kb.search(["bilby rabbit ears"], session_id="s2")
     assert "long ears like a rabbit" in reply.text
+
+
+async def test_an_empty_file_indexed_after_a_search_is_watched_too(kb: KnowledgeService, tmp_path: Path) -> None:
+    # An empty file adds a source but no text: the full-text index does not change with it.
+    (tmp_path / "project" / "a.md").write_text("# A\nThe echidna lays eggs.\n")
+    await kb.index(path="a.md")
+    await kb.search(["echidna"], session_id="s1")
+    empty = tmp_path / "project" / "todo.md"
+    empty.write_text("")
+    await kb.index(path="todo.md")
+    empty.write_text("# Todo\nFeed the platypus.\n")
+    assert "Feed the platypus" in (await kb.search(["platypus"], session_id="s2")).text

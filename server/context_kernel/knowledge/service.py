@@ -261,14 +261,10 @@ class KnowledgeService:
         root = self._project_dir.resolve()
         return "." if path == root else str(path.relative_to(root))
 
-    async def refresh_stale(self, source: str | None = None) -> tuple[list[str], list[str]]:
-        """Re-index file sources whose file changed since they were indexed, and drop those whose
-        file is gone (checked at search time): (re-indexed labels, dropped labels)."""
-        rows = await self._db.run(self._repo.file_sources, source)
-        return await self._apply_stale(*await anyio.to_thread.run_sync(_changed_files, rows))
-
     async def _apply_stale(self, changed: list[tuple[SourceRow, str, float]],
                            gone: list[SourceRow]) -> tuple[list[str], list[str]]:
+        """Re-index file sources whose file changed since they were indexed and drop those whose file
+        is gone (found by the sweep at search time): (re-indexed labels, dropped labels)."""
         for row, text, mtime in changed:
             assert row.origin is not None
             # Re-indexed on the search's time, but not taken in by it: indexed, under no source of its own.

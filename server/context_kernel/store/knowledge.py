@@ -66,6 +66,7 @@ def like_escape(value: str) -> str:
 
 
 _PORTER_STRUCTURE = text("SELECT block FROM chunks_porter_data WHERE id = 10")
+_NEWEST_SOURCE = text("SELECT max(id) FROM sources")
 _FILE_SOURCES = text("SELECT * FROM sources WHERE kind = 'file' AND origin IS NOT NULL")
 _STEM_COUNTS = text("SELECT term, doc FROM chunks_vocab WHERE term IN :t").bindparams(bindparam("t", expanding=True))
 MAX_CACHED_STEMS = 50_000
@@ -80,7 +81,7 @@ class KnowledgeRepository:
         # Indexed stems by first letter, then by length, with the porter index's version they were read
         # at (stems_near). Fetching a letter's stems is ~35 ms at 100,000 chunks; a typo asks for two.
         self._near: dict[str, tuple[bytes | None, dict[int, list[tuple[str, int]]]]] = {}
-        self._files: tuple[bytes | None, list[SourceRow]] | None = None
+        self._files: tuple[tuple[bytes | None, int | None], list[SourceRow]] | None = None
         self._df: tuple[bytes | None, dict[str, int]] = (None, {})
 
     def replace_source(self, **spec: object) -> SourceRow:
@@ -117,7 +118,9 @@ class KnowledgeRepository:
         was ~70 ms of every search.
         """
         with self._engine.connect() as conn:
-            version = conn.execute(_PORTER_STRUCTURE).scalar()
+            # The index's version, and the newest source id: every indexing inserts a new source row,
+            # an empty file's too, which leaves the full-text index as it was.
+            version = conn.execute(_PORTER_STRUCTURE).scalar(), conn.execute(_NEWEST_SOURCE).scalar()
             if self._files is None or self._files[0] != version:
                 rows = [SourceRow(**r) for r in conn.execute(_FILE_SOURCES).mappings()]
                 self._files = (version, rows)
@@ -138,17 +141,9 @@ class KnowledgeRepository:
         A read only: the trigram index may lag what was just indexed (`catch_up_trigram` completes it).
         """
         fts = {"porter": "chunks_porter", "trigram": "chunks_trigram"}[table]
-        sql = (f"SELECT c.id, bm25({fts}, 5.0, 1.0) AS score FROM {fts} JOIN chunks c ON c.id = {fts}.rowid ")
-        where = [f"{fts} MATCH :q"]
         params: dict[str, object] = {"q": expression, "limit": limit}
-        if source:
-            sql += "JOIN sources s ON s.id = c.source_id "
-            where.append("s.label LIKE :src ESCAPE '\\'")
-            params["src"] = f"%{like_escape(source)}%"
-        if kind:
-            where.append("c.kind = :kind")
-            params["kind"] = kind
-        sql += "WHERE " + " AND ".join(where) + " ORDER BY score LIMIT :limit"
+        sql = (f"SELECT c.id, bm25({fts}, 5.0, 1.0) AS score FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
+               + _filtered([f"{fts} MATCH :q"], params, source, kind) + " ORDER BY score LIMIT :limit")
         with self._engine.connect() as conn:
             return [(int(r[0]), float(r[1])) for r in conn.execute(text(sql), params)]
 
@@ -201,19 +196,13 @@ class KnowledgeRepository:
                    kind: str | None = None) -> bool:
         """Whether one of the first `scan` chunks matching a trigram expression holds `needle` (ASCII,
         lower-case) in its title or content; the check runs in SQLite and stops at the first."""
-        sql = ("SELECT 1 FROM (SELECT rowid AS id FROM chunks_trigram WHERE chunks_trigram MATCH :q LIMIT :scan) m "
-               "JOIN chunks c ON c.id = m.id ")
-        where = ["instr(lower(c.title || char(10) || c.content), :needle) > 0"]
         params: dict[str, object] = {"q": expression, "scan": scan, "needle": needle}
-        if source:
-            sql += "JOIN sources s ON s.id = c.source_id "
-            where.append("s.label LIKE :src ESCAPE '\\'")
-            params["src"] = f"%{like_escape(source)}%"
-        if kind:
-            where.append("c.kind = :kind")
-            params["kind"] = kind
+        sql = ("SELECT 1 FROM (SELECT rowid AS id FROM chunks_trigram WHERE chunks_trigram MATCH :q LIMIT :scan) m "
+               "JOIN chunks c ON c.id = m.id "
+               + _filtered(["instr(lower(c.title || char(10) || c.content), :needle) > 0"], params, source, kind)
+               + " LIMIT 1")
         with self._engine.connect() as conn:
-            return conn.execute(text(sql + "WHERE " + " AND ".join(where) + " LIMIT 1"), params).first() is not None
+            return conn.execute(text(sql), params).first() is not None
 
     def stems_near(self, first: str, min_len: int, max_len: int) -> list[tuple[str, int]]:
         """Indexed stems starting with `first` whose length is in range: candidates for fuzzy correction."""
@@ -293,6 +282,20 @@ def delete_older_than(engine: Engine, cutoff: float, kind: str) -> int:
     """Remove sources of `kind` indexed before `cutoff` (fetched pages are kept 14 days)."""
     with write(engine) as conn:
         return delete_sources_where(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
+
+
+def _filtered(where: list[str], params: dict[str, object], source: str | None, kind: str | None) -> str:
+    """The rest of a query over `chunks c`: the join a source filter needs, then the WHERE clause;
+    fills `params` with the filters' values."""
+    join = ""
+    if source:
+        join = "JOIN sources s ON s.id = c.source_id "
+        where = [*where, "s.label LIKE :src ESCAPE '\\'"]
+        params["src"] = f"%{like_escape(source)}%"
+    if kind:
+        where = [*where, "c.kind = :kind"]
+        params["kind"] = kind
+    return join + "WHERE " + " AND ".join(where)
 
 
 def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
