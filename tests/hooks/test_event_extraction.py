@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import claude_payloads as cc
 import pytest
@@ -278,11 +277,10 @@ def test_a_huge_heredoc_command_is_examined_only_in_its_head() -> None:
     command = f"git commit -m early && cat > data.txt <<'EOF'\n{body}EOF\ngit push origin late"
     call = HookCall("claude-code", "post_tool", "s", cwd="/p", tool="Bash", tool_input={"command": command},
                     tool_response={"stdout": "", "stderr": "", "interrupted": False, "isImage": False})
-    started = time.perf_counter()
     got = [(e.type, e.data) for e in events_from(call)]
-    elapsed = time.perf_counter() - started
+    # `git push` lies past the scanned head, so only the commit before the heredoc is seen: the proof
+    # that the hook examines 16 KB, not 1.3 MB (a time limit here would only flake on a loaded machine)
     assert got == [("git", "commit: early")]
-    assert elapsed < 1.0  # the 16 KB scan keeps this in milliseconds; unbounded it took ~0.6 s
 
 
 @pytest.mark.parametrize(("command", "expected"), [

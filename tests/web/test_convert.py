@@ -216,7 +216,7 @@ def test_sniffing_a_run_of_comments_does_not_backtrack_exponentially() -> None:
     got = convert(b"<!--a-->" * 400 + b"not html after all", "text/plain", URL)
 
     assert got.kind == "text"
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 10  # backtracking over 400 comments would take far longer
 
 
 def test_nesting_deeper_than_libxml2_allows_still_keeps_the_words() -> None:
