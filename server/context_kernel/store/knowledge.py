@@ -311,10 +311,11 @@ def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
     })
     source_id = int(result.lastrowid)
     if chunks:
-        conn.execute(text(
-            "INSERT INTO chunks (source_id, seq, title, content, kind) VALUES (:sid, :seq, :title, :content, :kind)"),
-            [{"sid": source_id, "seq": i, "title": c.title, "content": c.content, "kind": c.kind}
-             for i, c in enumerate(chunks)])
+        # The driver's executemany with plain tuples: SQLAlchemy's text() builds a parameter dict per
+        # row, a fifth of the write's time for a large document.
+        conn.exec_driver_sql(
+            "INSERT INTO chunks (source_id, seq, title, content, kind) VALUES (?, ?, ?, ?, ?)",
+            [(source_id, i, c.title, c.content, c.kind) for i, c in enumerate(chunks)])
         # The trigram index follows in catch_up_trigram (migration 004 says why).
         conn.execute(text("INSERT INTO chunks_porter(rowid, title, content) SELECT id, title, content FROM chunks "
                           "WHERE source_id = :sid"), {"sid": source_id})

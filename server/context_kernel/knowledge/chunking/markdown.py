@@ -61,6 +61,8 @@ class _Scan:
     headings: list[_Heading]
     front_matter_end: int
     """Lines before this index are YAML/TOML front matter (0 when there is none)."""
+    blank: list[bool]
+    """Per line: whitespace only."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ def chunk_markdown(text: str, max_bytes: int = MAX_CHUNK_BYTES) -> list[Chunk]:
 def _scan(lines: list[str]) -> _Scan:
     """Find fenced blocks, front matter and the H1–H4 headings outside them, in one pass."""
     fence = [-1] * len(lines)
+    blank = [not line.strip() for line in lines]
     headings: list[_Heading] = []
     front_matter_end = _front_matter_end(lines)
     heading_lines: set[int] = set()
@@ -136,7 +139,7 @@ def _scan(lines: list[str]) -> _Scan:
             level = 1 if body.strip()[0] == "=" else 2
             headings.append(_Heading(index - 1, 2, level, lines[index - 1].strip()[:TITLE_CHARS]))
             heading_lines.update((index - 1, index))
-    return _Scan(fence, headings, front_matter_end)
+    return _Scan(fence, headings, front_matter_end, blank)
 
 
 def _is_setext_text(lines: list[str], fence: list[int], headings: set[int], index: int) -> bool:
@@ -178,7 +181,7 @@ def _section_chunks(
     lines: list[str], scan: _Scan, start: int, end: int, heading_lines: int, title: str,
     max_bytes: int,
 ) -> list[Chunk]:
-    parts = _pack(_blocks(lines, scan.fence, start, end, heading_lines), max_bytes)
+    parts = _pack(_blocks(lines, scan.fence, scan.blank, start, end, heading_lines), max_bytes)
     chunks: list[Chunk] = []
     for blocks in parts:
         content = trim("".join(block.text for block in blocks))
@@ -192,7 +195,7 @@ def _section_chunks(
 
 
 def _blocks(
-    lines: list[str], fence: list[int], start: int, end: int, heading_lines: int
+    lines: list[str], fence: list[int], blank: list[bool], start: int, end: int, heading_lines: int
 ) -> list[_Block]:
     """The section's heading, paragraphs and fenced blocks, each with its trailing blank lines.
 
@@ -208,14 +211,13 @@ def _blocks(
         elif fence[index] >= 0:
             while stop < end and fence[stop] == fence[index]:
                 stop += 1
-        elif not is_blank(lines[index]):
-            while stop < end and fence[stop] < 0 and not is_blank(lines[stop]):
+        elif not blank[index]:
+            while stop < end and fence[stop] < 0 and not blank[stop]:
                 stop += 1
-        while stop < end and fence[stop] < 0 and is_blank(lines[stop]):
+        while stop < end and fence[stop] < 0 and blank[stop]:
             stop += 1
-        chunk_lines = lines[index:stop]
-        nonblank = sum(1 for line in chunk_lines if not is_blank(line))
-        blocks.append(_Block("".join(chunk_lines), fence[index] >= 0, nonblank))
+        nonblank = stop - index - sum(blank[index:stop])
+        blocks.append(_Block("".join(lines[index:stop]), fence[index] >= 0, nonblank))
         index = stop
     return blocks
 
