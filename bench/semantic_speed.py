@@ -4,7 +4,7 @@
 
 1. Vector storage and scoring at 10k and 100k chunks: sqlite-vec's vec0 brute-force KNN (when this
    Python can load SQLite extensions), a plain BLOB table scored exactly with numpy (float32), and
-   ours (semantic/index.py: Hamming shortlist over sign bits, float16 rescoring), with how many of
+   ours (semantic/index.py: Hamming shortlist over sign bits, int8 rescoring), with how many of
    the exact top-10 chunks ours keeps.
 2. Search latency at 10k and 100k chunks with vectors: lexical `search` vs the hybrid path
    (dense + fusion + snippets), plus the query's embedding on its own.
@@ -120,8 +120,9 @@ def storage(db: Database, semantic: SemanticRecall, qvecs: np.ndarray) -> list[s
         got = [h.chunk_id for h in index.search(q, 10)]
         times.append(time.perf_counter() - began)
         overlap.append(len(set(got) & set(want)) / 10)
-    mem = (exact.nbytes / 2 + len(rows) * 48) / 1e6
-    out.append(f"| ours: sign-bit shortlist + float16 rescoring | {ms(times)} | {statistics.mean(overlap):.3f} | "
+    mem = sum(a.nbytes for a in (index._vecs, index._scale, index._codes, index._rows, index._chunks,  # its own arrays
+                                 index._spans)) / 1e6
+    out.append(f"| ours: sign-bit shortlist + int8 rescoring | {ms(times)} | {statistics.mean(overlap):.3f} | "
                f"load {load_s:.2f} s, {mem:.0f} MB in memory |")
     out.append(sqlite_vec_line(exact, chunks, qvecs, truth))
     return out

@@ -3,7 +3,9 @@
 Why not brute force in float32: at 100,000 chunks (about 160,000 windows) one query reads 250 MB
 of floats and takes ~50 ms on one core, memory-bound. So each window also keeps its sign bits
 (48 bytes for 384 dimensions): the Hamming distance to the query's bits (xor + popcount over 7 MB)
-picks a few hundred candidate windows, and only those are scored exactly, from float16 copies.
+picks a few thousand candidate windows, and only those are scored, from int8 copies with a scale
+per window (a quarter of float32's memory; within ~0.001 of the float16 table's cosine, and
+gathering and converting 3,000 of them takes 0.5 ms where float16 took 3.9 ms).
 bench/semantic_speed.py measures both and how much of the exact top list the shortcut keeps.
 
 Loaded from the vector table by row id (new rows are appended at each search), dropped and
@@ -60,7 +62,9 @@ class VectorIndex:
         self._rows: I64 = np.zeros(0, dtype=np.int64)
         self._chunks: I64 = np.zeros(0, dtype=np.int64)
         self._spans = np.zeros((0, 2), dtype=np.int32)
-        self._vecs = np.zeros((0, self._dim), dtype=np.float16)
+        self._vecs = np.zeros((0, self._dim), dtype=np.int8)
+        self._scale = np.zeros(0, dtype=np.float32)
+        """Per window: its largest component / 127, so that `_vecs[i] * _scale[i]` is the vector."""
         # Word-major (words × windows): xor and popcount then run over long contiguous rows, which
         # is 5× faster than reducing six-word rows.
         self._codes = np.zeros(((self._dim + 63) // 64, 0), dtype=np.uint64)
@@ -88,7 +92,8 @@ class VectorIndex:
 
     def _keep(self, mask: npt.NDArray[np.bool_]) -> None:
         self._rows, self._chunks, self._spans = self._rows[mask], self._chunks[mask], self._spans[mask]
-        self._vecs, self._codes = self._vecs[mask], np.ascontiguousarray(self._codes[:, mask])
+        self._vecs, self._scale = self._vecs[mask], self._scale[mask]
+        self._codes = np.ascontiguousarray(self._codes[:, mask])
         self._where = {}
         self._index_chunks(0)
 
@@ -100,24 +105,28 @@ class VectorIndex:
     def _append(self, page: list[VectorRow]) -> None:
         start = len(self._chunks)
         vecs = np.frombuffer(b"".join(r.vec for r in page), dtype=np.float16).reshape(len(page), self._dim)
+        wide = vecs.astype(np.float32)
+        top = np.abs(wide).max(axis=1)
+        top[top == 0] = 1.0
         self._rows = np.concatenate([self._rows, np.fromiter((r.id for r in page), np.int64, len(page))])
         self._chunks = np.concatenate([self._chunks, np.fromiter((r.chunk_id for r in page), np.int64, len(page))])
         spans = np.asarray([(r.start, r.stop) for r in page], dtype=np.int32).reshape(len(page), 2)
         self._spans = np.concatenate([self._spans, spans])
-        self._vecs = np.concatenate([self._vecs, vecs])
-        self._codes = np.concatenate([self._codes, sign_bits(vecs.astype(np.float32)).T], axis=1)
+        self._vecs = np.concatenate([self._vecs, np.rint(wide * (127 / top)[:, None]).astype(np.int8)])
+        self._scale = np.concatenate([self._scale, (top / 127).astype(np.float32)])
+        self._codes = np.concatenate([self._codes, sign_bits(wide).T], axis=1)
         self._index_chunks(start)
         self._upto = page[-1].id
 
     def best_windows(self, query: F32, chunk_ids: list[int]) -> dict[int, DenseHit]:
-        """Each given chunk's best window against the query, scored exactly (chunks without vectors left out)."""
+        """Each given chunk's best window against the query (chunks without vectors left out)."""
         if not len(self._rows) or not chunk_ids:
             return {}
         rows = np.sort(np.fromiter((p for c in dict.fromkeys(chunk_ids) for p in self._where.get(c, ())),
                                    dtype=np.int64))  # in position order, as a mask over all windows gave them
         if not len(rows):
             return {}
-        scores = self._vecs[rows].astype(np.float32) @ query
+        scores = self._scores(rows, query)
         best: dict[int, DenseHit] = {}
         for i in np.argsort(-scores):
             row = int(rows[i])
@@ -125,6 +134,10 @@ class VectorIndex:
             if chunk not in best:
                 best[chunk] = DenseHit(chunk, float(scores[i]), int(self._spans[row, 0]), int(self._spans[row, 1]))
         return best
+
+    def _scores(self, positions: I64, query: F32) -> F32:
+        scores: F32 = (self._vecs[positions].astype(np.float32) @ query) * self._scale[positions]
+        return scores
 
     def embedded_chunks(self) -> set[int]:
         return {int(c) for c in np.unique(self._chunks)}
@@ -146,13 +159,16 @@ class VectorIndex:
             distance = np.zeros(codes.shape[1], dtype=np.uint16)
             for w in range(codes.shape[0]):
                 distance += np.bitwise_count(codes[w] ^ words[w])
-            nearest = np.argpartition(distance, shortlist)[:shortlist]
+            # Every window as near as the shortlist's farthest, ties included (a distance histogram:
+            # a quarter of argpartition's time over 160,000 windows, and no arbitrary tie-breaking).
+            reach = int(np.searchsorted(np.bincount(distance).cumsum(), shortlist))
+            nearest = np.flatnonzero(distance <= reach)
             candidates = nearest if candidates is None else candidates[nearest]
         elif candidates is None:
             candidates = np.arange(len(self._rows), dtype=np.int64)
         if not len(candidates):
             return []
-        scores = self._vecs[candidates].astype(np.float32) @ query
+        scores = self._scores(candidates, query)
         order = np.argsort(-scores)
         best: dict[int, DenseHit] = {}
         for i in order:
