@@ -195,6 +195,11 @@ async def index_throughput(work: Path) -> list[str]:
         # A fresh file each time: in a reused one the same labels replace what the last pair indexed.
         db = Database.open(work / f"ix-{n}-{on}.sqlite3")
         semantic = SemanticRecall(db=db, files=default_model()) if on else None
+        if semantic is not None:
+            # As `serve` does at start: the embedder's thread starts and loads the model before any call
+            # (creating the ONNX session holds the GIL for ~1 s, a start-up cost, not a ctx_index one).
+            semantic.start()
+            await anyio.to_thread.run_sync(semantic.encoder.load)
         service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=work,
                                    search_budget=6144, semantic=semantic)
         began = time.perf_counter()
