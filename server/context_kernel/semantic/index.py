@@ -62,9 +62,9 @@ class VectorIndex:
         self._rows: I64 = np.zeros(0, dtype=np.int64)
         self._chunks: I64 = np.zeros(0, dtype=np.int64)
         self._spans = np.zeros((0, 2), dtype=np.int32)
+        # Per window: its largest component / 127, so that `_vecs[i] * _scale[i]` is the vector.
         self._vecs = np.zeros((0, self._dim), dtype=np.int8)
         self._scale = np.zeros(0, dtype=np.float32)
-        """Per window: its largest component / 127, so that `_vecs[i] * _scale[i]` is the vector."""
         # Word-major (words × windows): xor and popcount then run over long contiguous rows, which
         # is 5× faster than reducing six-word rows.
         self._codes = np.zeros(((self._dim + 63) // 64, 0), dtype=np.uint64)
