@@ -82,3 +82,19 @@ async def test_an_empty_file_indexed_after_a_search_is_watched_too(kb: Knowledge
     await kb.index(path="todo.md")
     empty.write_text("# Todo\nFeed the platypus.\n")
     assert "Feed the platypus" in (await kb.search(["platypus"], session_id="s2")).text
+
+
+async def test_a_deleted_empty_file_is_reported_dropped_once(kb: KnowledgeService, tmp_path: Path) -> None:
+    # Dropping an empty file's source leaves the full-text index and the newest source id as they were.
+    (tmp_path / "project" / "a.md").write_text("# A\nThe wombat digs burrows.\n")
+    await kb.index(path="a.md")
+    empty = tmp_path / "project" / "todo.md"
+    empty.write_text("")
+    await kb.index(path="todo.md")
+    await kb.index(path="a.md", source="later")  # todo.md is no longer the newest source
+    await kb.search(["wombat"], session_id="s1")
+    empty.unlink()
+    first = await kb.search(["wombat"], session_id="s2")
+    again = await kb.search(["wombat burrows"], session_id="s3")
+    assert "todo.md" in first.text and "deleted" in first.text
+    assert "todo.md" not in again.text, again.text

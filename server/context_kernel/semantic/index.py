@@ -4,7 +4,7 @@ Why not brute force in float32: at 100,000 chunks (about 160,000 windows) one qu
 of floats and takes ~50 ms on one core, memory-bound. So each window also keeps its sign bits
 (48 bytes for 384 dimensions): the Hamming distance to the query's bits (xor + popcount over 7 MB)
 picks a few thousand candidate windows, and only those are scored, from int8 copies with a scale
-per window (a quarter of float32's memory; within ~0.001 of the float16 table's cosine, and
+per window (a quarter of float32's memory; off the float16 table's cosine by at most ~0.002, and
 gathering and converting 3,000 of them takes 0.5 ms where float16 took 3.9 ms).
 bench/semantic_speed.py measures both and how much of the exact top list the shortcut keeps.
 

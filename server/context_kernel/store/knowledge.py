@@ -66,7 +66,7 @@ def like_escape(value: str) -> str:
 
 
 _PORTER_STRUCTURE = text("SELECT block FROM chunks_porter_data WHERE id = 10")
-_NEWEST_SOURCE = text("SELECT max(id) FROM sources")
+_SOURCES_STATE = text("SELECT max(id), count(*) FROM sources")
 _FILE_SOURCES = text("SELECT * FROM sources WHERE kind = 'file' AND origin IS NOT NULL")
 _STEM_COUNTS = text("SELECT term, doc FROM chunks_vocab WHERE term IN :t").bindparams(bindparam("t", expanding=True))
 MAX_CACHED_STEMS = 50_000
@@ -81,7 +81,7 @@ class KnowledgeRepository:
         # Indexed stems by first letter, then by length, with the porter index's version they were read
         # at (stems_near). Fetching a letter's stems is ~35 ms at 100,000 chunks; a typo asks for two.
         self._near: dict[str, tuple[bytes | None, dict[int, list[tuple[str, int]]]]] = {}
-        self._files: tuple[tuple[bytes | None, int | None], list[SourceRow]] | None = None
+        self._files: tuple[tuple[object, ...], list[SourceRow]] | None = None
         self._df: tuple[bytes | None, dict[str, int]] = (None, {})
 
     def replace_source(self, **spec: object) -> SourceRow:
@@ -118,9 +118,10 @@ class KnowledgeRepository:
         was ~70 ms of every search.
         """
         with self._engine.connect() as conn:
-            # The index's version, and the newest source id: every indexing inserts a new source row,
-            # an empty file's too, which leaves the full-text index as it was.
-            version = conn.execute(_PORTER_STRUCTURE).scalar(), conn.execute(_NEWEST_SOURCE).scalar()
+            # The index's version, the newest source id and the number of sources: every indexing inserts
+            # a new source row and every drop removes one, an empty file's too, which leaves the full-text
+            # index as it was.
+            version = (conn.execute(_PORTER_STRUCTURE).scalar(), *conn.execute(_SOURCES_STATE).one())
             if self._files is None or self._files[0] != version:
                 rows = [SourceRow(**r) for r in conn.execute(_FILE_SOURCES).mappings()]
                 self._files = (version, rows)
