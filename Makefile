@@ -31,11 +31,11 @@ $(GATEWAY_STAMP):
 	$(GATEWAY_VENV)/bin/python -m pip install -q --upgrade pip
 	$(GATEWAY_VENV)/bin/python -m pip install -q 'jupyter_enterprise_gateway==3.3.0'
 	test -x .venv-remote/bin/pip || $(REMOTE_PYTHON) -m venv .venv-remote || { [ "$$(id -u)" = 0 ] && \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv && \
+	  apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq python3-venv && \
 	  $(REMOTE_PYTHON) -m venv --clear .venv-remote; }
 	.venv-remote/bin/python -m pip install -q 'gateway_provisioners==0.5.0' ipykernel
 	if [ "$$(id -u)" = 0 ] && [ ! -x /usr/sbin/sshd ]; then \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; fi
+	  apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq openssh-server; fi
 	touch $(GATEWAY_STAMP)
 
 setup: $(STAMP) $(GATEWAY_STAMP)

@@ -13,13 +13,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 export DEBIAN_FRONTEND=noninteractive
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   # one apt-get update for all snippets; snippets call apt_install
-  if [ -z "${CK_APT_UPDATED:-}" ]; then apt-get update -qq >/dev/null; export CK_APT_UPDATED=1; fi
+  # -o DPkg::Lock::Timeout: wait for another apt holding the dpkg lock (unattended-upgrades, a parallel setup) instead of failing
+  if [ -z "${CK_APT_UPDATED:-}" ]; then apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null; export CK_APT_UPDATED=1; fi
 fi
 apt_install() {
   local missing=()
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if [ ${#missing[@]} -gt 0 ]; then
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
 }
 export -f apt_install
