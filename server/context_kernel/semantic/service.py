@@ -43,6 +43,7 @@ class SemanticRecall:
         self.vectors = VectorRepository(db.engine, kinds=kinds, model=model_id)
         self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder, nice=nice)
         self._index: VectorIndex | None = None
+        one_blas_thread()
 
     def start(self) -> None:
         """Embed what earlier runs left without vectors (the thread starts here, not at construction)."""
@@ -109,3 +110,17 @@ def _duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{round(seconds / 60)} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def one_blas_thread() -> None:
+    """numpy's BLAS (OpenBLAS) in this process on the calling thread only.
+
+    OpenBLAS starts a worker per core at the first matrix product (the vector index scores with one),
+    and each spins for ~0.1 s after every call: after each search one kept a core busy, the core the
+    lexical ranking and the user's kernels were waiting for (ctx_search at 100,000 chunks, 2 cores:
+    21.5 → 15.8 ms). Only this process: the kernels' own numpy keeps its threads. The products here
+    are a few thousand rows, too small for threads to pay.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")

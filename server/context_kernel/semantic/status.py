@@ -16,7 +16,7 @@ from .files import INSTALL_HINT, ModelFiles, locate
 
 SemanticState = Literal["on", "off", "missing", "broken"]
 # What the extra brings (pyproject.toml's `semantic`); the model's own package is checked by `files`.
-REQUIRED_MODULES = ("numpy", "onnxruntime", "tokenizers")
+REQUIRED_MODULES = ("numpy", "onnxruntime", "tokenizers", "threadpoolctl")
 
 
 @dataclass(frozen=True)
