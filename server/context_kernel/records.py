@@ -53,7 +53,7 @@ class RecordService:
         self._executions = executions
         self._events = events
         # call accounting is written on the loop when it can be (store/db.py `run_quick`)
-        self._quick_events = EventRepository(db.quick_engine) if db.quick_engine is not None else None
+        self._quick_events = EventRepository(db.engine, db.quick.transaction) if db.quick is not None else None
         self._knowledge = knowledge
         self._ingest = ingest
         self._home = home

@@ -19,10 +19,10 @@ START = ExecutionStart(session_id="s", tool="ctx_execute", code="print(1)", lang
 
 
 def _repos(db: Database) -> tuple[ExecutionRepository, ExecutionRepository]:
-    assert db.quick_engine is not None
+    assert db.quick is not None
     repo = ExecutionRepository(db.engine)
     repo.touch_session("s", client=None, transport="stdio", project_dir="/p")
-    return repo, ExecutionRepository(db.quick_engine)
+    return repo, ExecutionRepository(db.engine, db.quick.transaction)
 
 
 async def test_an_idle_database_writes_on_the_loop_thread(tmp_path: Path) -> None:
@@ -105,5 +105,34 @@ async def test_a_quick_write_that_fails_says_what_failed(tmp_path: Path) -> None
                              kernel_name="python3")
         with pytest.raises(StoreError, match=r"database error|FOREIGN KEY"):
             await db.run_quick(repo.start, quick.start, bad)
+        # the failed transaction was rolled back: the connection takes the next write, on the loop
+        exec_id = await db.run_quick(repo.start, quick.start, START)
+        assert [r.id for r in repo.for_session("s")] == [exec_id]
+    finally:
+        db.close()
+
+
+async def test_a_quick_write_records_what_the_worker_would(tmp_path: Path) -> None:
+    # The quick connection runs the repositories' own statements on plain sqlite3: the rows must be
+    # the ones SQLAlchemy writes (booleans, NULLs, outputs in order, the end's computed duration).
+    db = Database.open(tmp_path / "db.sqlite3")
+    try:
+        repo, quick = _repos(db)
+        start = ExecutionStart(session_id="s", tool="ctx_execute", code="echo 1", language="shell",
+                               kernel_name="ck-bash", fresh=True, background=False, intent=None, timeout_ms=500)
+        outputs = [{"output_type": "stream", "name": "stdout", "text": "1\n"},
+                   {"output_type": "stream", "name": "stderr", "text": "é\n"}]
+        ids = []
+        for start_fn, finish_fn in ((repo.start, repo.finish), (quick.start, quick.finish)):
+            exec_id = start_fn(start)
+            finish_fn(exec_id, ExecutionEnd(status="ok", execution_count=3, bytes_produced=4), (0, outputs))
+            ids.append(exec_id)
+        worker, loop = (repo.get(i) for i in ids)
+        assert worker is not None and loop is not None
+        differ = {k for k, v in worker.__dict__.items()
+                  if k not in ("id", "started_at", "ended_at", "duration_ms") and loop.__dict__[k] != v}
+        assert differ == set()
+        assert loop.fresh is True and loop.intent is None and loop.duration_ms is not None
+        assert repo.outputs(ids[1]) == repo.outputs(ids[0]) == outputs
     finally:
         db.close()

@@ -40,8 +40,8 @@ class Recorder:
     def __init__(self, db: Database, executions: ExecutionRepository) -> None:
         self._db = db
         self._executions = executions
-        # the same statements on the database's quick engine: written on the loop when they can be
-        self._quick = ExecutionRepository(db.quick_engine) if db.quick_engine is not None else None
+        # the same statements through the database's quick connection: written on the loop when they can be
+        self._quick = ExecutionRepository(db.engine, db.quick.transaction) if db.quick is not None else None
         self._deferred: dict[int, ExecutionEnd] = {}
 
     async def start(self, start: ExecutionStart) -> CellRecord:

@@ -6,11 +6,12 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from sqlalchemy import Connection, Engine, text
 
 from ..hooks.model import MAX_EVENTS_PER_SESSION, most_important
-from .db import write
+from .db import Writer, write
 
 # The spec's limits: an event equal to one of the session's last five is a repeat (a hook fired
 # twice, an agent re-reading a file in a loop); a session keeps at most 1,000 events.
@@ -90,8 +91,10 @@ _SOURCE_FLOW = text(
 
 
 class EventRepository:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, writer: Writer | None = None) -> None:
+        """`writer`: how `record_call` opens its transaction (`Database.quick`'s on the loop)."""
         self.engine = engine
+        self._write: Writer = writer or partial(write, engine)
 
     def add(self, session_id: str, client: str | None, events: Sequence[NewEvent],
             max_events: int = MAX_EVENTS_PER_SESSION, project_dir: str | None = None) -> int:
@@ -187,7 +190,7 @@ class EventRepository:
                     bytes_returned: int, is_error: bool, bytes_kept_out: int | None = None,
                     sources_in: dict[str, int] | None = None, sources_back: dict[str, int] | None = None) -> None:
         now = time.time()
-        with write(self.engine) as conn:
+        with self._write() as conn:
             conn.execute(_TOOL_CALL, {
                 "s": session_id, "t": tool, "at": now, "d": duration_ms, "i": bytes_in, "x": bytes_indexed,
                 "r": bytes_returned, "e": int(is_error),

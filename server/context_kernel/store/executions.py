@@ -11,11 +11,12 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Engine, text
 
-from .db import write
+from .db import Writer, Writes, write
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,10 @@ _OUTPUTS = text(
 class ExecutionRepository:
     """Synchronous repository; call its methods through `Database.run` from async code."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, writer: Writer | None = None) -> None:
+        """`writer`: how `start` and `finish` open their transaction (`Database.quick`'s on the loop)."""
         self._engine = engine
+        self._write: Writer = writer or partial(write, engine)
 
     def touch_session(self, session_id: str, *, client: str | None, transport: str, project_dir: str) -> None:
         now = time.time()
@@ -156,7 +159,7 @@ class ExecutionRepository:
             )
 
     def start(self, start: ExecutionStart) -> int:
-        with write(self._engine) as conn:
+        with self._write() as conn:
             result = conn.execute(
                 _START,
                 {**start.__dict__, "now": time.time()},
@@ -175,7 +178,7 @@ class ExecutionRepository:
         """Write a call's end; with `outputs` (first sequence number, batch), its last outputs in the
         same transaction: one commit, and one hop to the database thread, per call."""
         now = time.time()
-        with write(self._engine) as conn:
+        with self._write() as conn:
             if outputs is not None and outputs[1]:
                 _insert_outputs(conn, execution_id, *outputs)
             conn.execute(
@@ -267,7 +270,7 @@ def recorded_stdout(repo: ExecutionRepository, execution_id: int, limit: int) ->
     return "".join(parts), False
 
 
-def _insert_outputs(conn: Connection, execution_id: int, first_seq: int, outputs: list[dict[str, Any]]) -> None:
+def _insert_outputs(conn: Writes, execution_id: int, first_seq: int, outputs: list[dict[str, Any]]) -> None:
     rows = []
     for offset, out in enumerate(outputs):
         data = json.dumps(out, ensure_ascii=False)

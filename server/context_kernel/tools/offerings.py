@@ -16,7 +16,6 @@ from mcp.server.mcpserver.prompts import Prompt
 from mcp_types import Resource
 
 from ..errors import InvalidRequest
-from ..hooks.guide import routing_guide
 from ..published import Published
 
 
@@ -35,6 +34,10 @@ async def read(published: Published, uri: str) -> list[ReadResourceContents]:
 
 def routing_prompt() -> Prompt:
     def routing() -> str:
+        # Imported when a client asks for it: the guide and the snapshot code it uses are ~3 ms of
+        # imports that `initialize` would otherwise wait for.
+        from ..hooks.guide import routing_guide
+
         return routing_guide()
 
     return Prompt.from_function(routing, name="routing-guide", title="Which ctx tool to use",
