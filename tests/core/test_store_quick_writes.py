@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -25,49 +26,58 @@ def _repos(db: Database) -> tuple[ExecutionRepository, ExecutionRepository]:
     return repo, ExecutionRepository(db.engine, db.quick.transaction)
 
 
-async def test_an_idle_database_writes_on_the_loop_thread(tmp_path: Path) -> None:
+Stored = tuple[Database, ExecutionRepository, ExecutionRepository]
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Iterator[Stored]:
+    """The database, its worker-path repository and its quick-path one."""
     db = Database.open(tmp_path / "db.sqlite3")
     try:
-        repo, quick = _repos(db)
-        threads: list[int] = []
-
-        def start_here(start: ExecutionStart) -> int:
-            threads.append(threading.get_ident())
-            return quick.start(start)
-
-        exec_id = await db.run_quick(repo.start, start_here, START)
-        assert threads == [threading.get_ident()]
-        assert repo.get(exec_id) is not None
+        yield (db, *_repos(db))
     finally:
         db.close()
 
 
-async def test_a_write_queued_on_the_worker_keeps_its_place(tmp_path: Path) -> None:
-    db = Database.open(tmp_path / "db.sqlite3")
-    try:
-        repo, quick = _repos(db)
-        exec_id = repo.start(START)
-        release, order = threading.Event(), []
+def _noting_thread(quick: ExecutionRepository, threads: list[int]) -> Callable[[ExecutionStart], int]:
+    """quick.start, noting the thread it ran on."""
+    def start_here(start: ExecutionStart) -> int:
+        threads.append(threading.get_ident())
+        return quick.start(start)
+    return start_here
 
-        def slow_outputs() -> None:
-            assert release.wait(10)
-            repo.add_outputs(exec_id, 0, [{"output_type": "stream", "name": "stdout", "text": "1\n"}])
-            order.append("outputs")
 
-        def finish(*args: object) -> None:
-            order.append("finish")
-            repo.finish(exec_id, ExecutionEnd(status="ok"))
+async def test_an_idle_database_writes_on_the_loop_thread(stored: Stored) -> None:
+    db, repo, quick = stored
+    threads: list[int] = []
+    start_here = _noting_thread(quick, threads)
+    exec_id = await db.run_quick(repo.start, start_here, START)
+    assert threads == [threading.get_ident()]
+    assert repo.get(exec_id) is not None
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(db.run, slow_outputs)
-            await anyio.lowlevel.checkpoint()  # the outputs are on the worker before the end is written
-            tg.start_soon(db.run_quick, finish, quick.finish, exec_id, ExecutionEnd(status="ok"))
-            await anyio.lowlevel.checkpoint()
-            assert order == []  # the end waits behind the queued outputs instead of overtaking them
-            release.set()
-        assert order == ["outputs", "finish"]
-    finally:
-        db.close()
+
+async def test_a_write_queued_on_the_worker_keeps_its_place(stored: Stored) -> None:
+    db, repo, quick = stored
+    exec_id = repo.start(START)
+    release, order = threading.Event(), []
+
+    def slow_outputs() -> None:
+        assert release.wait(10)
+        repo.add_outputs(exec_id, 0, [{"output_type": "stream", "name": "stdout", "text": "1\n"}])
+        order.append("outputs")
+
+    def finish(*args: object) -> None:
+        order.append("finish")
+        repo.finish(exec_id, ExecutionEnd(status="ok"))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(db.run, slow_outputs)
+        await anyio.lowlevel.checkpoint()  # the outputs are on the worker before the end is written
+        tg.start_soon(db.run_quick, finish, quick.finish, exec_id, ExecutionEnd(status="ok"))
+        await anyio.lowlevel.checkpoint()
+        assert order == []  # the end waits behind the queued outputs instead of overtaking them
+        release.set()
+    assert order == ["outputs", "finish"]
 
 
 async def test_a_database_locked_by_another_process_never_blocks_the_loop(tmp_path: Path) -> None:
@@ -106,33 +116,32 @@ async def test_a_quick_write_that_fails_says_what_failed(tmp_path: Path) -> None
         with pytest.raises(StoreError, match=r"database error|FOREIGN KEY"):
             await db.run_quick(repo.start, quick.start, bad)
         # the failed transaction was rolled back: the connection takes the next write, on the loop
-        exec_id = await db.run_quick(repo.start, quick.start, START)
+        threads: list[int] = []
+        start_here = _noting_thread(quick, threads)
+        exec_id = await db.run_quick(repo.start, start_here, START)
+        assert threads == [threading.get_ident()]
         assert [r.id for r in repo.for_session("s")] == [exec_id]
     finally:
         db.close()
 
 
-async def test_a_quick_write_records_what_the_worker_would(tmp_path: Path) -> None:
+async def test_a_quick_write_records_what_the_worker_would(stored: Stored) -> None:
     # The quick connection runs the repositories' own statements on plain sqlite3: the rows must be
     # the ones SQLAlchemy writes (booleans, NULLs, outputs in order, the end's computed duration).
-    db = Database.open(tmp_path / "db.sqlite3")
-    try:
-        repo, quick = _repos(db)
-        start = ExecutionStart(session_id="s", tool="ctx_execute", code="echo 1", language="shell",
-                               kernel_name="ck-bash", fresh=True, background=False, intent=None, timeout_ms=500)
-        outputs = [{"output_type": "stream", "name": "stdout", "text": "1\n"},
-                   {"output_type": "stream", "name": "stderr", "text": "é\n"}]
-        ids = []
-        for start_fn, finish_fn in ((repo.start, repo.finish), (quick.start, quick.finish)):
-            exec_id = start_fn(start)
-            finish_fn(exec_id, ExecutionEnd(status="ok", execution_count=3, bytes_produced=4), (0, outputs))
-            ids.append(exec_id)
-        worker, loop = (repo.get(i) for i in ids)
-        assert worker is not None and loop is not None
-        differ = {k for k, v in worker.__dict__.items()
-                  if k not in ("id", "started_at", "ended_at", "duration_ms") and loop.__dict__[k] != v}
-        assert differ == set()
-        assert loop.fresh is True and loop.intent is None and loop.duration_ms is not None
-        assert repo.outputs(ids[1]) == repo.outputs(ids[0]) == outputs
-    finally:
-        db.close()
+    _, repo, quick = stored
+    start = ExecutionStart(session_id="s", tool="ctx_execute", code="echo 1", language="shell",
+                           kernel_name="ck-bash", fresh=True, background=False, intent=None, timeout_ms=500)
+    outputs = [{"output_type": "stream", "name": "stdout", "text": "1\n"},
+               {"output_type": "stream", "name": "stderr", "text": "é\n"}]
+    ids = []
+    for start_fn, finish_fn in ((repo.start, repo.finish), (quick.start, quick.finish)):
+        exec_id = start_fn(start)
+        finish_fn(exec_id, ExecutionEnd(status="ok", execution_count=3, bytes_produced=4), (0, outputs))
+        ids.append(exec_id)
+    worker, loop = (repo.get(i) for i in ids)
+    assert worker is not None and loop is not None
+    differ = {k for k, v in worker.__dict__.items()
+              if k not in ("id", "started_at", "ended_at", "duration_ms") and loop.__dict__[k] != v}
+    assert differ == set()
+    assert loop.fresh is True and loop.intent is None and loop.duration_ms is not None
+    assert repo.outputs(ids[1]) == repo.outputs(ids[0]) == outputs
