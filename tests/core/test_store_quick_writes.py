@@ -12,6 +12,7 @@ import anyio.lowlevel
 import pytest
 
 from context_kernel.store.db import Database
+from context_kernel.store.events import EventRepository
 from context_kernel.store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
 
 pytestmark = pytest.mark.anyio
@@ -145,3 +146,15 @@ async def test_a_quick_write_records_what_the_worker_would(stored: Stored) -> No
     assert differ == set()
     assert loop.fresh is True and loop.intent is None and loop.duration_ms is not None
     assert repo.outputs(ids[1]) == repo.outputs(ids[0]) == outputs
+
+
+def test_a_quick_call_record_counts_what_the_worker_would(stored: Stored) -> None:
+    # The third write of every call, the call's accounting: the same totals through either path.
+    db, _, _ = stored
+    assert db.quick is not None
+    worker, loop = EventRepository(db.engine), EventRepository(db.engine, db.quick.transaction)
+    for session, events in (("a", worker), ("b", loop)):
+        events.record_call(session, "ctx_search", duration_ms=3.5, bytes_in=0, bytes_indexed=0, bytes_returned=900,
+                           is_error=True, sources_in={"docs": 4000}, sources_back={"docs": 900, "api": 120})
+    assert worker.tool_totals("b") == worker.tool_totals("a") != []
+    assert worker.source_totals("b") == worker.source_totals("a") != []

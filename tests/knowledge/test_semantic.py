@@ -286,7 +286,7 @@ async def test_best_windows_score_each_asked_chunk_as_its_stored_vectors_do_and_
 def test_the_servers_vector_scoring_leaves_no_blas_thread_spinning_on_a_core(tmp_path: Path) -> None:
     # OpenBLAS (numpy's BLAS) starts a worker per core at the first matrix product and each spins for
     # ~0.1 s after every call: after each search one of them kept a core busy, the core the lexical
-    # ranking and the user's kernels were waiting for (ctx_search at 100,000 chunks: 21.5 → 15.8 ms).
+    # ranking and the user's kernels were waiting for (ctx_search at 100,000 chunks: 19.9 → 14.5 ms).
     # In a fresh process, as the server builds it: semantic recall, then a dense search.
     script = textwrap.dedent(f"""
         import numpy as np, threadpoolctl
