@@ -54,7 +54,8 @@ def test_an_article_keeps_its_text_and_loses_nav_footer_ads_and_scripts() -> Non
     assert "## Ranking with BM25" in got.text
     assert "## What we would do differently" in got.text
     assert "reciprocal\nrank fusion" in got.text or "reciprocal rank fusion" in got.text
-    assert "[post about tokenizers](https://blog.example.com/posts/fts5-tokenizers)" in got.text
+    # A link within the site keeps its text only: its URL would cost bytes in every search reply
+    assert "post about tokenizers" in got.text and "blog.example.com/posts/fts5-tokenizers" not in got.text
     for chrome in ("Archive", "Subscribe now", "BUY CHEAP", "Copyright", "Ten reasons", "secret-tracker-token",
                    ".ad {"):
         assert chrome not in got.text
@@ -77,14 +78,14 @@ def test_a_reference_page_that_readability_would_cut_keeps_every_section_and_cod
         assert chrome not in got.text
 
 
-def test_tables_become_gfm_pipe_tables_and_relative_links_become_absolute() -> None:
+def test_tables_become_gfm_pipe_tables_and_links_within_the_site_become_their_text() -> None:
     got = convert(page("docs.html"), "text/html", URL)
 
     rows = [line for line in got.text.splitlines() if line.startswith("|")]
     assert re.fullmatch(r"\| Name +\| Type +\| Default +\|", rows[0])
     assert re.fullmatch(r"\| -+ \| -+ \| -+ \|", rows[1])
     assert rows[3].startswith("| `mode`") and r'`"a" \| "b"`' in rows[3]  # the pipe in a cell is escaped
-    assert "[the client guide](https://docs.example.com/guide/clients.html)" in got.text
+    assert "the client guide" in got.text and "guide/clients.html" not in got.text
 
 
 def test_an_index_page_of_many_short_sections_is_converted_whole() -> None:
@@ -241,7 +242,7 @@ def test_attribute_soup_is_trimmed_instead_of_parsed_for_minutes() -> None:
 
     assert time.monotonic() - start < 10
     assert "soup survived" in got.text
-    assert "[next](https://docs.example.com/next)" in got.text
+    assert "next" in got.text
 
 
 # --- JSON, markdown, text -------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import html_to_markdown
 import lxml.html
@@ -82,6 +83,8 @@ _NAV_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|navheader|navfooter|navigati
                         r"|breadcrumbs?|menu|mobile-nav|pagination|pager|footer)(?:$|[\s_-])", re.IGNORECASE)
 _LINK_DENSITY = 0.6   # a block whose text is at least this share link text is a list of links
 _MIN_LINK_BLOCK = 40  # characters: "See also: [json]" inside a paragraph is not a block of links
+# A longer URL is a program's state (a playground link carrying the example's code), not a place to read.
+_MAX_KEPT_URL = 200
 # A start tag this long is attribute soup: libxml2 checks attribute names pairwise, so 200k
 # attributes take minutes to parse. Only the attributes conversion reads are kept.
 _SOUP_TAG = re.compile(r"<([a-zA-Z][\w:-]*)(\s[^<>]{2048,})>")
@@ -113,6 +116,7 @@ def convert_html(text: str, url: str) -> Converted:
     _drop_chrome(root)
     _label_code_blocks(root)
     _drop_noise_links(root)
+    _unwrap_heading_links(root)
     if url.startswith(("http://", "https://")):
         root.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
     body = root.find("body")
@@ -123,6 +127,7 @@ def convert_html(text: str, url: str) -> Converted:
         chosen, kind = summary, "html"
     else:
         chosen, kind = body, "html-fallback"
+    _unwrap_site_links(chosen, url)
     markdown = _to_markdown(lxml.html.tostring(chosen, encoding="unicode")).strip()
     if not markdown:  # the converter gave up (depth limit, panic): keep the words at least
         markdown = "\n".join(line for line in (" ".join(t.split()) for t in chosen.itertext()) if line)
@@ -281,6 +286,51 @@ def _drop_noise_links(root: lxml.html.HtmlElement) -> None:
         if a.find(".//img") is None and (not label or (in_page and (label in _ANCHOR_MARKS
                                                                      or label.lower().startswith("skip to")))):
             a.drop_tree()
+
+
+def _unwrap_heading_links(root: lxml.html.HtmlElement) -> None:
+    """A heading's text, not its link: mdBook writes `<h2><a class="header" href="#ar">ar</a></h2>`, and
+    readability drops elements classed "header", leaving the heading empty (every section of the rustc
+    book then went under the page's title, "(part 2)", "(part 3)"); rustdoc's headings are links too, and
+    a URL in a section title is noise in every hit's heading line."""
+    for heading in root.iter(*_HEADINGS):
+        for a in list(heading.iter("a")):
+            a.drop_tag()
+
+
+def _unwrap_site_links(content: lxml.html.HtmlElement, url: str) -> None:
+    """Links to the same site keep their text only: documentation cross-references every name
+    (`[InvalidInput](https://host/std/io/enum.ErrorKind.html#variant.InvalidInput)`), and those URLs were
+    a third of a rustdoc page's bytes, in every search reply and in the words a section is ranked by.
+    Links to other sites stay (a cited RFC, a project's repository), and so do a list item that is one
+    link and every link of a page that is mostly links (an index: its links are its content)."""
+    host = urlsplit(url).netloc.lower() if url.startswith(("http://", "https://")) else ""
+    size = _text_size(content)
+    links = list(content.iter("a"))
+    if size and sum(_text_size(a) for a in links) >= _LINK_DENSITY * size:
+        return
+    for img in list(content.iter("img")):
+        if host and urlsplit(img.get("src", "")).netloc.lower() == host:  # the site's logo, icons, figures
+            alt = " ".join((img.get("alt") or "").split())
+            img.drop_tag() if not alt or alt.lower() in ("logo", "icon") else _replace_with_text(img, alt)
+    for a in links:
+        href = a.get("href", "").strip()
+        if href.lower().startswith("javascript:"):  # a control ("collapse all docs"), not a link
+            a.drop_tree()
+        elif (not href or href.startswith("#") or len(href) > _MAX_KEPT_URL
+              or (host and urlsplit(href).netloc.lower() == host and not _is_list_entry(a))):
+            a.drop_tag()
+
+
+def _is_list_entry(a: lxml.html.HtmlElement) -> bool:
+    """A list item that is just this link ("See also", a guide's parts): there the URL is the point."""
+    item = a.getparent()
+    return item is not None and item.tag == "li" and item.text_content().strip() == a.text_content().strip()
+
+
+def _replace_with_text(el: lxml.html.HtmlElement, text: str) -> None:
+    el.tail = text + (el.tail or "")
+    el.drop_tag()
 
 
 def _readability(markup: str) -> tuple[lxml.html.HtmlElement | None, str]:

@@ -127,7 +127,7 @@ def _scan(lines: list[str]) -> _Scan:
         if atx:
             level = len(atx[1])
             if level <= SPLIT_LEVELS:
-                name = _CLOSING_HASHES.sub("", (atx[2] or "").strip()).strip()
+                name = plain_heading(_CLOSING_HASHES.sub("", (atx[2] or "").strip()).strip())
                 headings.append(_Heading(index, 1, level, name[:TITLE_CHARS]))
             heading_lines.add(index)
             continue
@@ -140,6 +140,17 @@ def _scan(lines: list[str]) -> _Scan:
             headings.append(_Heading(index - 1, 2, level, lines[index - 1].strip()[:TITLE_CHARS]))
             heading_lines.update((index - 1, index))
     return _Scan(fence, headings, front_matter_end, blank)
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"]*\")?\)")
+_STRONG = re.compile(r"\*\*")
+
+
+def plain_heading(text: str) -> str:
+    """A heading as a title: link text without its URL (`[Panics](https://…#panics-3)`), no bold marks."""
+    if "[" in text:
+        text = _LINK.sub(lambda m: m.group(1), text)
+    return " ".join(_STRONG.sub("", text).split())
 
 
 def _is_setext_text(lines: list[str], fence: list[int], headings: set[int], index: int) -> bool:
