@@ -13,6 +13,7 @@ Numbers here are for tuning only: report the test split with run.py, in fresh pr
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shutil
 import statistics
@@ -126,7 +127,14 @@ def main() -> int:
     ap.add_argument("--reindex", action="store_true")
     ap.add_argument("--only")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="override a constant for this run, e.g. knowledge.service.HIT_BYTES=900 (experiments)")
     args = ap.parse_args()
+    for spec in args.set:
+        target, _, value = spec.partition("=")
+        module, _, attr = target.rpartition(".")
+        setattr(importlib.import_module("context_kernel." + module), attr, type(getattr(
+            importlib.import_module("context_kernel." + module), attr))(value))
     outcomes = anyio.run(main_async, args)
     print(table(outcomes))
     if args.json:

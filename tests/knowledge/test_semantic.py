@@ -172,7 +172,7 @@ def test_doctor_says_semantic_is_on_with_the_verified_model(tmp_path: Path) -> N
     from context_kernel.settings import Settings
 
     line = check_semantic(Settings(home=tmp_path, project_dir=tmp_path)).line()
-    assert line.startswith("[OK] semantic: on: all-MiniLM-L6-v2 (int8 ONNX)") and "sha256 verified" in line
+    assert line.startswith("[OK] semantic: on: wordllama l2_supercat 256") and "sha256 verified" in line
     off = check_semantic(Settings(home=tmp_path, project_dir=tmp_path, semantic=False)).line()
     assert off.startswith("[OK] semantic: off") and "CONTEXT_KERNEL_SEMANTIC" in off
 
@@ -187,10 +187,10 @@ def test_the_setting_is_on_by_default_and_off_with_the_variable() -> None:
 
 
 def test_without_the_extra_search_works_by_words_and_doctor_says_how_to_add_it(tmp_path: Path) -> None:
-    # A real interpreter in which onnxruntime cannot be imported, as when the extra is not installed.
+    # A real interpreter in which tokenizers cannot be imported, as when the extra is not installed.
     script = textwrap.dedent(f"""
         import sys
-        sys.modules["onnxruntime"] = None
+        sys.modules["tokenizers"] = None
         import anyio
         from pathlib import Path
         from context_kernel.app import AppHolder

@@ -152,7 +152,7 @@ def window_snippet(content: str, start: int, stop: int, limit: int, matcher: Mat
     outside = [h for h in outside if not lo <= h[0] < hi]
     spans = [(lo, hi)]
     if outside:
-        spans += word_windows(content, outside, limit - (hi - lo))
+        spans += word_windows(content, outside, limit - (hi - lo), matcher.weights if matcher else None)
     return render(content, _merged(spans))
 
 

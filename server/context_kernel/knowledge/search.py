@@ -5,16 +5,22 @@ Synchronous on purpose: the whole search runs on the store's worker thread in on
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
 from .fuzzy import correct, neighbours, respell
-from .rank import fuse, rerank
+from .rank import RRF_K, fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
 
 CANDIDATES = 30
+# Sections of the sources a query names (by file name) that join the candidates, and how few sources
+# a word may name to count as naming them (`sort` names sort.1; `struct` names every rustdoc struct).
+NAMED_CANDIDATES = 10
+NAMED_MAX = 3
+NAMED_SHARE = 0.01
 # A word in more chunks than this is too common to OR into the porter query (see _candidates).
 COMMON_DF = 1000
 # A stem in at most this many chunks is rare enough to look for as a substring too.
@@ -116,13 +122,19 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
         # A corrected word is ranked as if typed right: `fucntion` → `function`, a word in most sections,
         # must go to the AND query and skip the trigram index as `function` itself does.
         known |= repo.stem_frequencies(list({stem(t) for t in fixed} - set(known)))
-    matcher = Matcher(terms)
+    matcher = Matcher(terms, rarity(repo, terms, known))
     ranked = _candidates(repo, terms, source, kind, known)
     if not ranked:
         return LexicalRanking(matcher, [], {}, corrections, missing)
     chunks = repo.chunks(list(ranked))
     defined = [ident for ident in exact if ident not in missing]
     return LexicalRanking(matcher, rerank(ranked, chunks, matcher, defined), chunks, corrections, missing)
+
+
+def rarity(repo: KnowledgeRepository, terms: list[str], known: dict[str, int]) -> dict[str, float]:
+    """Stem → log(1 + chunks / chunks holding it): a word in every section says little about any."""
+    total = max(1, repo.chunk_span())
+    return {stem(t): math.log(1 + total / (1 + known.get(stem(t), 0))) for t in terms}
 
 
 def finish(result: SearchResult, hits: list[Hit], corrections: dict[str, str], sort: str) -> None:
@@ -185,7 +197,31 @@ def _candidates(repo: KnowledgeRepository, terms: list[str], source: str | None,
         tri_terms = [t for t in tri_terms if not repo.trigram_matches_over(trigram_expression(t), TRIGRAM_SELECTIVE)]
     trigram = _trigram_match(repo, " OR ".join(trigram_expression(t) for t in tri_terms), limit=CANDIDATES,
                              source=source, kind=kind) if tri_terms else []
-    return fuse(*lists, [cid for cid, _ in trigram])
+    fused = fuse(*lists, [cid for cid, _ in trigram])
+    named = _named_sources(repo, terms)
+    if named:
+        # A query that names a page (`umount: target is busy`, `grep returned exit code 2`) is about
+        # that page: its best sections become candidates even when other pages hold more of the other
+        # words, at the weight of the lists' last places (the reranker's file-name boost decides).
+        floor = 1.0 / (RRF_K + CANDIDATES)
+        for cid, _ in repo.match("porter", " OR ".join(fts_quote(t) for t in terms), limit=NAMED_CANDIDATES,
+                                 source=source, kind=kind, source_ids=named):
+            fused.setdefault(cid, floor)
+    return fused
+
+
+def _named_sources(repo: KnowledgeRepository, terms: list[str]) -> list[int]:
+    """Sources whose name is one of the query's words, when that word names only a few of them."""
+    names = repo.source_names()
+    if not names:
+        return []
+    stems = {stem(t): t for t in terms if len(t) >= 2}
+    found: set[int] = set()
+    total = len({sid for ids in names.values() for sid in ids})
+    for word, ids in names.items():
+        if (word in stems.values() or stem(word) in stems) and len(ids) <= max(NAMED_MAX, total * NAMED_SHARE):
+            found.update(ids)
+    return sorted(found)[:NAMED_MAX * 4]
 
 
 def _trigram_match(repo: KnowledgeRepository, expression: str, *, limit: int, source: str | None = None,

@@ -41,6 +41,8 @@ BATCH_BYTES = 4 * 1024 * 1024
 HIT_OVERHEAD = 160
 # How many nearest chunks semantic recall hands to fusion per query.
 DENSE_DEPTH = 30
+PENDING_NOTE = ("(ranked by words only: some sections are still being embedded for semantic search, "
+                "which takes seconds; ask again for meaning-based ranking)")
 
 
 def snippet_chars(budget: int, limit: int) -> int:
@@ -315,7 +317,10 @@ class KnowledgeService:
         async def ranked() -> list[SearchResult]:
             if self._semantic is None:
                 return await self._db.run(lexical_hop)
-            return await self._hybrid(self._semantic, wanted, source, content_type, lexical_hop, fuse)
+            results, pending = await self._hybrid(self._semantic, wanted, source, content_type, lexical_hop, fuse)
+            if pending and PENDING_NOTE not in notes:
+                notes.append(PENDING_NOTE)
+            return results
 
         # Indexed files are checked for changes (stat calls on a thread) while the search runs: with
         # thousands of files that is ~10 ms, paid only when one changed (the search then runs again).
@@ -349,20 +354,25 @@ class KnowledgeService:
     async def _hybrid(self, semantic: SemanticRecall, wanted: list[str], source: str | None, kind: str | None,
                       lexical_hop: Callable[[list[LexicalRanking | None]], list[SearchResult]],
                       fuse: Callable[[str, list[DenseHit], BestWindows, LexicalRanking | None], SearchResult],
-                      ) -> list[SearchResult]:
+                      ) -> tuple[list[SearchResult], bool]:
         """Words and meaning: the lexical rankings on the database thread while the model embeds the
-        queries (so neither waits for the other), then dense recall and fusion in one more hop."""
+        queries (so neither waits for the other), then dense recall and fusion in one more hop.
+        Also whether sections were still waiting for their vectors (then the ranking is by words)."""
         # A task, not a task group: errors reach the caller as themselves, not in an ExceptionGroup.
         embedding = asyncio.ensure_future(semantic.embed_queries(wanted))
+        def lexical_and_coverage() -> tuple[list[LexicalRanking | None], bool]:
+            return [rank_lexical(self._repo, q, source=source, kind=kind) for q in wanted], semantic.covered()
+
         try:
-            lexicals: list[LexicalRanking | None] = await self._db.run(
-                lambda: [rank_lexical(self._repo, q, source=source, kind=kind) for q in wanted])
+            lexicals, covered = await self._db.run(lexical_and_coverage)
         except BaseException:
             embedding.cancel()
             raise
         vectors = await embedding
-        if vectors is None:  # nothing embedded yet: the words alone
-            return await self._db.run(lexical_hop, lexicals)
+        if vectors is None or not covered:
+            # Nothing embedded yet, or not everything: a section with a vector is never ranked against
+            # one without (a partly embedded index ranked worse than words alone). Words only.
+            return await self._db.run(lexical_hop, lexicals), vectors is not None and not covered
         # A respelled query is embedded again as corrected: the model must read the words meant.
         respelled = [i for i, lexical in enumerate(lexicals) if lexical is not None and lexical.corrections]
         if respelled:
@@ -372,7 +382,7 @@ class KnowledgeService:
         found = vectors
         return await self._db.run(lambda: [fuse(q, semantic.dense(found[i], DENSE_DEPTH, source, kind),
                                                 semantic.best_windows(found[i]), lexicals[i])
-                                           for i, q in enumerate(wanted)])
+                                           for i, q in enumerate(wanted)]), False
 
 
 def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
@@ -455,6 +465,15 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
 
 # A hit is worth showing with at least this much text; below it, lower-ranked hits are left out.
 MIN_SHARE = 500
+# A section up to WHOLE_BYTES is shown whole; a longer one gets HIT_BYTES around its best passages.
+# An answer is a sentence or a code block: two hits of a kilobyte each carried it as often as two of
+# three (bench/retrieval, dev), at half the bytes an agent reads.
+HIT_BYTES = 1600
+WHOLE_BYTES = 2000
+
+
+def _want(size: int) -> int:
+    return size if size <= WHOLE_BYTES else HIT_BYTES
 # Room kept for entry separators and the "left out" note.
 RESERVE = 160
 
@@ -500,7 +519,9 @@ def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget
     fresh.sort(key=lambda item: (item[0], item[1]))
     room = max(0, budget - fixed)
     fresh = fresh[:max(1, room // MIN_SHARE)]
-    wants = [len(r.hits[i].chunk.content.encode()) for _, _, r, i in fresh]
+    sizes = [len(r.hits[i].chunk.content.encode()) for _, _, r, i in fresh]
+    # A lone hit may be shown whole: the reply has no other passage to spend its bytes on.
+    wants = [_want(size) for size in sizes] if len(sizes) > 1 else sizes
     out: dict[int, str] = {}
     for (_, _, result, i), share in zip(fresh, share_out(wants, room), strict=True):
         hit = result.hits[i]

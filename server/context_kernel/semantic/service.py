@@ -18,12 +18,19 @@ from ..store.vectors import Coverage, VectorRepository
 from .encoder import WINDOW_TOKENS, Encoder
 from .files import ModelFiles
 from .index import DenseHit, VectorIndex
-from .worker import EmbeddingWorker
+from .static import StaticEncoder
+from .worker import BATCH_CHUNKS, EmbeddingWorker
 
-# Prose and code that someone chose to index: files, directories, texts, fetched pages, batch
-# results. Not a cell's raw output log nor hook events: words find those well, and embedding
-# a 100 MB log would keep the embedder busy for hours.
+# With a transformer: prose and code that someone chose to index (files, directories, texts, fetched
+# pages, batch results), not a cell's raw output log nor hook events: embedding a 100 MB log would keep
+# it busy for hours.
 EMBEDDED_KINDS = ("text", "file", "fetch", "batch")
+# With the static table every kind: a section is never ranked by words alone next to sections ranked
+# by words and meaning, and a 100 MB log takes seconds, not hours.
+STATIC_KINDS = ("text", "file", "fetch", "batch", "execution", "session-events")
+# Chunks per batch: the static table embeds a batch in one gather, the transformer in small steps
+# (stopping waits for the batch in hand).
+STATIC_BATCH = 64
 # Below this cosine a chunk found by meaning alone is noise for MiniLM (unrelated English text
 # scores 0.1-0.25): such chunks never make a hit on their own.
 DENSE_FLOOR = 0.25
@@ -32,17 +39,26 @@ F32 = npt.NDArray[np.float32]
 
 
 class SemanticRecall:
-    def __init__(self, *, db: Database, files: ModelFiles, kinds: Sequence[str] = EMBEDDED_KINDS,
-                 nice: int = 19, window_tokens: int = WINDOW_TOKENS) -> None:
+    def __init__(self, *, db: Database, files: ModelFiles, kinds: Sequence[str] | None = None,
+                 nice: int | None = None, window_tokens: int = WINDOW_TOKENS) -> None:
         self._db = db
         self.files = files
-        self.encoder = Encoder(files, window_tokens=window_tokens)
+        static = files.kind == "static"
+        self.encoder: Encoder | StaticEncoder = StaticEncoder(files) if static else Encoder(
+            files, window_tokens=window_tokens)
         # Vectors of another model, or of other windows, are not comparable: the id says both.
-        model_id = files.name + (":" + files.pinned["model.onnx"][:12] if "model.onnx" in files.pinned
-                                 else f":{files.onnx.stat().st_size}") + f":w{self.encoder.window_tokens}"
-        self.vectors = VectorRepository(db.engine, kinds=kinds, model=model_id)
-        self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder, nice=nice)
+        pinned = files.pinned.get(files.onnx.name)
+        model_id = files.name + (":" + pinned[:12] if pinned else f":{files.onnx.stat().st_size}") + \
+            f":w{self.encoder.window_tokens}"
+        self.vectors = VectorRepository(db.engine, kinds=kinds or (STATIC_KINDS if static else EMBEDDED_KINDS),
+                                        model=model_id)
+        # The static table is quick: it runs as any of the server's work, a little below it (nice 5),
+        # and is done in seconds; a transformer takes hours and runs only on what the machine leaves.
+        self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder,
+                                      nice=(5 if static else 19) if nice is None else nice,
+                                      batch_chunks=STATIC_BATCH if static else BATCH_CHUNKS)
         self._index: VectorIndex | None = None
+        self._complete_upto = 0
         one_blas_thread()
 
     def start(self) -> None:
@@ -69,6 +85,20 @@ class SemanticRecall:
             raise
         vectors = await model
         return vectors if upto else None
+
+    def covered(self) -> bool:
+        """Whether every section of an embedded kind has its vectors (on the store's thread).
+
+        Fusion ranks only a fully embedded index: a section with a vector next to one without was
+        ranked by a mix of scores, and a partly embedded index ranked worse than words alone.
+        Chunk ids only grow, so what was once complete up to an id stays so; only newer ids are read.
+        """
+        first, top = self.vectors.first_unembedded(self._complete_upto)
+        if first is None:
+            self._complete_upto = top
+            return True
+        self._complete_upto = first - 1
+        return False
 
     def dense(self, query: F32, k: int, source: str | None = None, kind: str | None = None) -> list[DenseHit]:
         """The k nearest chunks by their best window (on the store's thread, like every read)."""

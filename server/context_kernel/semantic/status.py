@@ -16,7 +16,9 @@ from .files import INSTALL_HINT, ModelFiles, locate
 
 SemanticState = Literal["on", "off", "missing", "broken"]
 # What the extra brings (pyproject.toml's `semantic`); the model's own package is checked by `files`.
-REQUIRED_MODULES = ("numpy", "onnxruntime", "tokenizers", "threadpoolctl")
+REQUIRED_MODULES = ("numpy", "tokenizers", "threadpoolctl")
+# A transformer the user points CONTEXT_KERNEL_SEMANTIC_MODEL at also needs its runtime.
+ONNX_MODULES = ("onnxruntime",)
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ def probe(enabled: bool, model_dir: Path | None, *, verify: bool = False) -> Sem
         return SemanticStatus("off", "switched off (CONTEXT_KERNEL_SEMANTIC=0): search works by words only",
                               hint="unset CONTEXT_KERNEL_SEMANTIC to turn it on")
     versions = []
-    for name in REQUIRED_MODULES:
+    for name in REQUIRED_MODULES + (ONNX_MODULES if model_dir is not None else ()):
         try:
             module = importlib.import_module(name)
         except ImportError:

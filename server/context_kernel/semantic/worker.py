@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import ContextKernelError, SemanticUnavailable
 from ..store.vectors import PendingChunk, VectorRepository
 from .encoder import Encoder
+from .static import StaticEncoder
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class Progress:
 
 
 class EmbeddingWorker:
-    def __init__(self, *, run_sync: Callable[..., object], repo: VectorRepository, encoder: Encoder,
+    def __init__(self, *, run_sync: Callable[..., object], repo: VectorRepository, encoder: Encoder | StaticEncoder,
                  batch_chunks: int = BATCH_CHUNKS, nice: int = 19) -> None:
         self._run_sync = run_sync
         self._repo = repo
@@ -164,9 +165,14 @@ class EmbeddingWorker:
         """Embed and store one batch; False when the store refused it (the batch waits for the next wake)."""
         started = time.perf_counter()
         try:
-            windows = [(c.id, w) for c in batch for w in self._encoder.windows(c.title, c.content)]
-            vectors = self._encoder.embed([w for _, w in windows]).astype(np.float16)
-            rows = [(cid, w.start, w.stop, vectors[i].tobytes()) for i, (cid, w) in enumerate(windows)]
+            if isinstance(self._encoder, StaticEncoder):  # one tokenizer call and one gather for the batch
+                embedded = self._encoder.embed_chunks([(c.title, c.content) for c in batch])
+                rows = [(c.id, lo, hi, v.astype(np.float16).tobytes())
+                        for c, windows in zip(batch, embedded, strict=True) for lo, hi, v in windows]
+            else:
+                spans = [(c.id, w) for c in batch for w in self._encoder.windows(c.title, c.content)]
+                vectors = self._encoder.embed([w for _, w in spans]).astype(np.float16)
+                rows = [(cid, w.start, w.stop, vectors[i].tobytes()) for i, (cid, w) in enumerate(spans)]
             self._run_sync(self._repo.add, rows)
         except ContextKernelError as exc:  # a full disk, say: these chunks wait for the next pass
             log.warning("embedder: could not store vectors: %s", exc)

@@ -5,6 +5,7 @@ Callers build FTS5 expressions with `fts_quote` only: user text never reaches MA
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ class KnowledgeRepository:
         self._near: dict[str, tuple[bytes | None, dict[int, list[tuple[str, int]]]]] = {}
         self._files: tuple[tuple[object, ...], list[SourceRow]] | None = None
         self._df: tuple[bytes | None, dict[str, int]] = (None, {})
+        self._names: tuple[tuple[object, ...], dict[str, list[int]]] | None = None
 
     def replace_source(self, **spec: object) -> SourceRow:
         """Index chunks under a label, replacing whatever the label held before (see SourceSpec)."""
@@ -136,17 +138,39 @@ class KnowledgeRepository:
             return sum(delete_sources_where(conn, "label = :label", {"label": label}) for label in labels)
 
     def match(self, table: str, expression: str, *, limit: int, source: str | None = None,
-              kind: str | None = None) -> list[tuple[int, float]]:
+              kind: str | None = None, source_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """(chunk id, bm25 score — lower is better) for an FTS5 expression built with fts_quote.
 
         A read only: the trigram index may lag what was just indexed (`catch_up_trigram` completes it).
+        `source_ids`: only chunks of these sources.
         """
         fts = {"porter": "chunks_porter", "trigram": "chunks_trigram"}[table]
         params: dict[str, object] = {"q": expression, "limit": limit}
+        where = [f"{fts} MATCH :q"]
+        if source_ids is not None:
+            where.append("c.source_id IN (" + ",".join(str(int(i)) for i in source_ids) + ")")
         sql = (f"SELECT c.id, bm25({fts}, 5.0, 1.0) AS score FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
-               + _filtered([f"{fts} MATCH :q"], params, source, kind) + " ORDER BY score LIMIT :limit")
+               + _filtered(where, params, source, kind) + " ORDER BY score LIMIT :limit")
         with self._engine.connect() as conn:
             return [(int(r[0]), float(r[1])) for r in conn.execute(text(sql), params)]
+
+    def chunk_span(self) -> int:
+        """The highest chunk id: about how many chunks there are (ids only grow), for words' rarity."""
+        with self._engine.connect() as conn:
+            return int(conn.execute(text("SELECT coalesce(max(id), 0) FROM chunks")).scalar() or 0)
+
+    def source_names(self) -> dict[str, list[int]]:
+        """Each word of the sources' names (`1/sort.1.txt` → `sort`, `std/vec/struct.Vec.html` → `struct`,
+        `vec`) → the ids of the sources it names; kept while the sources are unchanged."""
+        with self._engine.connect() as conn:
+            version = tuple(conn.execute(_SOURCES_STATE).one())
+            if self._names is None or self._names[0] != version:
+                names: dict[str, list[int]] = {}
+                for sid, label in conn.execute(text("SELECT id, label FROM sources")):
+                    for word in name_words(str(label)):
+                        names.setdefault(word, []).append(int(sid))
+                self._names = (version, names)
+        return self._names[1]
 
     def trigram_backlog(self) -> int:
         """How many chunks are not in the trigram index yet (0 almost always: two rowid lookups)."""
@@ -283,6 +307,30 @@ def delete_older_than(engine: Engine, cutoff: float, kind: str) -> int:
     """Remove sources of `kind` indexed before `cutoff` (fetched pages are kept 14 days)."""
     with write(engine) as conn:
         return delete_sources_where(conn, "indexed_at < :cutoff AND kind = :kind", {"cutoff": cutoff, "kind": kind})
+
+
+_GENERIC_NAMES = frozenset({"index", "readme", "main", "mod", "lib", "page", "default", "home", "intro",
+                            "introduction", "overview", "contents", "toc", "output", "text"})
+_EXTENSIONS = frozenset({"html", "htm", "xhtml", "md", "markdown", "mdx", "txt", "text", "rst", "adoc", "log", "json",
+                         "jsonl", "ndjson", "yaml", "yml", "toml", "csv", "tsv", "xml", "ipynb", "gz", "py", "js",
+                         "ts", "go", "rs", "rb", "c", "h", "java", "sh", "out"})
+_NAME_PART = re.compile(r"[^\W_]+")
+
+
+def name_words(label: str) -> set[str]:
+    """The words that name a source: its file name's, without extensions and section numbers (`sort.1.txt`),
+    or its folder's when the file is an `index.html`, a README, … (lower case)."""
+    parts = [p for p in re.split(r"[/\\]", label.split("?", 1)[0].rstrip("/")) if p]
+    if not parts:
+        return set()
+    base = parts[-1].lower()
+    if "." in base and base.rsplit(".", 1)[1] in _EXTENSIONS:
+        base = base.rsplit(".", 1)[0]
+    while "." in base and base.rsplit(".", 1)[1].isdigit():  # a man page's section: `umount.8`
+        base = base.rsplit(".", 1)[0]
+    if base in _GENERIC_NAMES and len(parts) > 1:
+        base = parts[-2].lower()
+    return {w for w in _NAME_PART.findall(base) if len(w) >= 2 and not w.isdigit()}
 
 
 def _filtered(where: list[str], params: dict[str, object], source: str | None, kind: str | None) -> str:

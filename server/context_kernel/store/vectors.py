@@ -74,6 +74,30 @@ class VectorRepository:
                              [{"c": c, "a": a, "b": b, "m": self.model, "v": v} for c, a, b, v in keep])
         return len(keep)
 
+    def first_unembedded(self, after: int) -> tuple[int | None, int]:
+        """(the first chunk above `after` of an embedded kind that has no vector of this model or None,
+        the highest chunk id now): a search asks whether every section it could rank has its vector."""
+        stmt = text(
+            "SELECT min(c.id) FROM chunks c JOIN sources s ON s.id = c.source_id "
+            "WHERE c.id > :after AND s.kind IN :kinds AND NOT EXISTS "
+            "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m)"
+        ).bindparams(bindparam("kinds", expanding=True))
+        with self._engine.connect() as conn:
+            top = int(conn.execute(text("SELECT coalesce(max(id), 0) FROM chunks")).scalar() or 0)
+            first = conn.execute(stmt, {"after": after, "kinds": self._kinds, "m": self.model}).scalar()
+        return (int(first) if first is not None else None), top
+
+    def backlog(self) -> tuple[int, int]:
+        """(sections of embedded kinds without vectors, their bytes): what ctx_stats and doctor show."""
+        stmt = text(
+            "SELECT count(*), coalesce(sum(length(CAST(c.content AS BLOB))), 0) FROM chunks c "
+            "JOIN sources s ON s.id = c.source_id WHERE s.kind IN :kinds AND NOT EXISTS "
+            "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m)"
+        ).bindparams(bindparam("kinds", expanding=True))
+        with self._engine.connect() as conn:
+            count, size = conn.execute(stmt, {"kinds": self._kinds, "m": self.model}).one()
+        return int(count), int(size)
+
     def drop_other_models(self) -> int:
         """Vectors another model made cannot be compared with this one's: remove them."""
         with write(self._engine) as conn:

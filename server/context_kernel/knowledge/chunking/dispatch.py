@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from context_kernel.knowledge.chunking.code import chunk_code
 from context_kernel.knowledge.chunking.json_ import chunk_json
 from context_kernel.knowledge.chunking.markdown import chunk_markdown
+from context_kernel.knowledge.chunking.outline import chunk_structured
 from context_kernel.knowledge.chunking.plain import chunk_text
 from context_kernel.knowledge.model import MAX_CHUNK_BYTES, Chunk
 
@@ -72,7 +73,9 @@ def chunk_document(
         return _json_or_text(text, max_bytes)
     if language := language_of(name):
         return chunk_code(text, language, max_bytes)
-    if suffix in (".rst", ".txt", ".log", ".csv", ".tsv"):
+    if suffix in (".txt", ".log", ".jsonl", ".ndjson"):
+        return _plain(text, max_bytes)
+    if suffix in (".rst", ".csv", ".tsv"):
         return chunk_text(text, max_bytes)
     if media in ("text/markdown", "text/x-markdown"):
         return chunk_markdown(text, max_bytes)
@@ -95,7 +98,12 @@ def _sniff(text: str, max_bytes: int) -> list[Chunk]:
         return chunk_code(text, _SHEBANG_LANGUAGES[shebang[1]], max_bytes)
     if _HEADING.search(text):
         return chunk_markdown(text, max_bytes)
-    return chunk_text(text, max_bytes)
+    return _plain(text, max_bytes)
+
+
+def _plain(text: str, max_bytes: int) -> list[Chunk]:
+    """Plain text by its own structure (an outline, a conversation) when it has one, else by sections."""
+    return chunk_structured(text, max_bytes) or chunk_text(text, max_bytes)
 
 
 def _json_or_text(text: str, max_bytes: int) -> list[Chunk]:
