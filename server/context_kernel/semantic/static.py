@@ -19,7 +19,6 @@ each with the chunk's title; a chunk scores as its best window, which also place
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import struct
 import threading
@@ -32,39 +31,14 @@ import numpy.typing as npt
 
 from ..errors import SemanticUnavailable
 from .encoder import Window
-from .files import INSTALL_HINT, ModelFiles
+from .files import STATIC_DISTRIBUTION, ModelFiles
 
-STATIC_PACKAGE = "wordllama"
-STATIC_DISTRIBUTION = "wordllama"
-STATIC_NAME = "wordllama l2_supercat 256"
-STATIC_WEIGHTS = "weights/l2_supercat_256.safetensors"
-STATIC_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
-STATIC_SHA256 = {
-    "l2_supercat_256.safetensors": "64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5",
-    "l2_supercat_tokenizer_config.json": "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68",
-}
 # Tokens per window (LLaMA tokens: about 4 characters each) and how far the next window starts.
 WINDOW = 96
 STEP = 48
 TITLE_TOKENS = 24
 
 Vectors = npt.NDArray[np.float32]
-
-
-def static_model() -> ModelFiles:
-    """The installed WordLlama table and tokenizer, pinned (raises SemanticUnavailable)."""
-    spec = importlib.util.find_spec(STATIC_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise SemanticUnavailable(f"the embedding table package {STATIC_DISTRIBUTION} is not installed",
-                                  state="missing", hint=INSTALL_HINT)
-    root = Path(next(iter(spec.submodule_search_locations)))
-    weights, tokenizer = root / STATIC_WEIGHTS, root / STATIC_TOKENIZER
-    for path in (weights, tokenizer):
-        if not path.is_file():
-            raise SemanticUnavailable(f"{STATIC_DISTRIBUTION} is installed without {path.name} ({path})",
-                                      state="broken", hint=f"pip install --force-reinstall '{STATIC_DISTRIBUTION}'")
-    return ModelFiles(name=STATIC_NAME, onnx=weights, tokenizer=tokenizer, max_tokens=WINDOW,
-                      pinned=dict(STATIC_SHA256), kind="static")
 
 
 def read_table(path: Path) -> npt.NDArray[np.float16]:
