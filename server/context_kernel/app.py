@@ -105,7 +105,8 @@ class Resources:
     db: Database
     pool: KernelPool
     fetcher: SafeFetcher
-    semantic: SemanticRecall | None = None
+    semantic: list[SemanticRecall]
+    """Empty until semantic recall has started (in the background), then the one instance."""
     gateway: Gateway | None = None
 
 
@@ -128,8 +129,8 @@ class App:
             await res.gateway.aclose()
         with anyio.CancelScope(shield=True):
             await res.fetcher.aclose()
-            if res.semantic is not None:  # the embedder's thread stops between batches (bounded)
-                await anyio.to_thread.run_sync(res.semantic.close)
+            for semantic in res.semantic:  # the embedder's thread stops between batches (bounded)
+                await anyio.to_thread.run_sync(semantic.close)
 
     def pool_spares(self) -> list[tuple[str, int | None, float]]:
         """(kernel name, pid, seconds idle) of the prewarmed kernels no session took yet (ctx_doctor)."""
@@ -205,10 +206,28 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         compacted = last_compacted(settings.home, settings.project_dir) or 0.0
         return max(compacted, time.time() - settings.resend_after_s)
 
-    semantic = await anyio.to_thread.run_sync(_semantic, settings, db)
     knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
                                  search_budget=settings.search_budget, guard=guard, spawn=spawn,
-                                 forgotten_before=forgotten_before, semantic=semantic)
+                                 forgotten_before=forgotten_before)
+    semantic_slot: list[SemanticRecall] = []
+    if settings.semantic:
+        knowledge.semantic_loading()
+
+        async def start_semantic() -> None:
+            # Off the build: numpy, the tokenizer and the table take a few hundred ms, and the first call
+            # (a search by words meanwhile) must not wait for them; nor for the stored vectors after.
+            semantic = None
+            try:
+                semantic = await anyio.to_thread.run_sync(_semantic, settings, db)
+                if semantic is not None:
+                    semantic_slot.append(semantic)
+                    await anyio.to_thread.run_sync(semantic.warm)
+            finally:
+                knowledge.attach_semantic(semantic)
+            if semantic is not None:
+                semantic.indexed()  # sections indexed while it started: embed them now, not at the next wake
+
+        tg.start_soon(start_semantic)
     ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
     knowledge.ingest_before_reads(ingestion.ingest)
     # On a gateway the python kernel is the gateway's python3, not this project's interpreter.
@@ -228,7 +247,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                               ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
                               after_purge=execution.forget_sessions),
-        _resources=Resources(db, pool, fetcher, semantic, gateway),
+        _resources=Resources(db, pool, fetcher, semantic_slot, gateway),
     )
 
 

@@ -112,3 +112,38 @@ async def test_a_word_indexed_after_a_search_can_be_the_correction_of_the_next(k
     await kb.index_text(label="b", name="b.md", text="# More animals\nThe wallaby hops.\n")  # `w` again
     result = await db.run(lambda: search(repo, "wolaby"))  # two edits: only `correct` finds it
     assert result.corrections == {"wolaby": "wallaby"} and result.hits[0].chunk.label == "b"
+
+
+# Words that the index lacks but that are words: what the held-out evaluation saw "corrected" into
+# another word (and searched as that word), each a false note and a wrong result.
+@pytest.mark.parametrize(("word", "lookalike"), [
+    ("defect", "detect"), ("complain", "complicated"), ("readline", "really"), ("stop", "step"),
+    ("three", "there")])
+async def test_a_real_word_the_index_lacks_is_not_corrected_into_a_lookalike(
+        kb: KnowledgeService, word: str, lookalike: str) -> None:
+    await kb.index_text(label="manual", name="manual.md", text=(
+        f"# Notes\nThe {lookalike} option is documented here. We {lookalike} it often.\n"
+        "# Other\nUnrelated text about packages and mirrors.\n"))
+    reply = await kb.search([f"{word} option"], session_id="s")
+    assert "searched" not in reply.text, reply.text
+    assert f"'{word}'" in reply.text  # named as found nowhere, next to the results of the other word
+
+
+async def test_a_real_typo_is_still_corrected(kb: KnowledgeService) -> None:
+    await kb.index_text(label="manual", name="manual.md", text="# Kubernetes\nDeploy to kubernetes with helm.\n")
+    reply = await kb.search(["kuberntes deploy"], session_id="s")
+    assert "searched 'kubernetes'" in reply.text and "Deploy to kubernetes" in reply.text
+
+
+async def test_an_absent_cve_is_said_to_be_absent_before_any_other_cve(kb: KnowledgeService) -> None:
+    await kb.index_text(label="advisories", name="advisories.md", text=(
+        "# CVE-2023-24329\nurllib.parse accepted URLs starting with blanks.\n"
+        "# CVE-2023-27043\nemail.utils parsed addresses with special characters wrongly.\n"))
+    reply = await kb.search(["CVE-2023-40217"], session_id="s")
+    assert "no section holds 'CVE-2023-40217'" in reply.text
+    assert "CVE-2023-24329" not in reply.text and "CVE-2023-27043" not in reply.text
+    assert "searched" not in reply.text
+
+
+def test_a_hyphenated_token_with_digits_is_one_identifier() -> None:
+    assert identifiers("is CVE-2023-40217 fixed in v3.11.5 of non-blocking io?") == ["CVE-2023-40217", "v3.11.5"]

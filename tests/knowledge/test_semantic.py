@@ -58,7 +58,9 @@ async def kb(tmp_path: Path) -> AsyncIterator[tuple[KnowledgeService, SemanticRe
 
 
 async def embedded(semantic: SemanticRecall) -> None:
+    """Every section embedded and the vectors loaded, as a server has them a few seconds after starting."""
     assert await anyio.to_thread.run_sync(semantic.worker.wait_idle, WAIT_S), "the embedder did not finish"
+    await anyio.to_thread.run_sync(semantic.warm)
 
 
 def test_the_default_model_files_match_their_pinned_hashes() -> None:

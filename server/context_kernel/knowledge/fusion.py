@@ -148,9 +148,10 @@ def _sureness(lexical: LexicalRanking) -> float:
     matcher = lexical.matcher
     if matcher is None or not lexical.ranked or lexical.ranked[0][0] not in lexical.chunks:
         return 0.0
-    if lexical.corrections:
+    if lexical.corrections or lexical.named:
         # A respelled word was found as a word of the index; the query's vector is the table's guess at
         # the misspelled text (typos lost 11 points on dev when meaning weighed as much as for paraphrases).
+        # An error message naming its program is about that program's page, which the words found.
         return 1.0
     chunk = lexical.chunks[lexical.ranked[0][0]]
     found = {k for _, _, k in matcher.positions(chunk.title)}

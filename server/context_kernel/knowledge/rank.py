@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ..store.knowledge import ChunkRow
 from .snippets import Matcher
@@ -13,6 +13,9 @@ from .terms import stem
 RRF_K = 60
 LABEL_WEIGHT = 0.5
 DEFINES_WEIGHT = 1.0
+# A section of a page the query names (`umount: target is busy` → umount.8): the paste of an error
+# message names its program first, and that page explains it.
+NAMED_WEIGHT = 1.0
 
 
 def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:
@@ -25,9 +28,10 @@ def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:
 
 
 def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matcher,
-           identifiers: Sequence[str] = ()) -> list[tuple[int, float]]:
+           identifiers: Sequence[str] = (), named: Collection[int] = ()) -> list[tuple[int, float]]:
     """Boost chunks that hold more of the query's words, close together, in the title, or as a phrase,
-    and chunks that define one of the query's identifiers (see _line_heads)."""
+    chunks that define one of the query's identifiers (see _line_heads), and chunks of the sources a
+    query word names (`named`: source ids, see search._named_sources)."""
     wanted = matcher.stems
     heads = _line_heads(identifiers)
     phrase = [stem(t) for t in matcher.terms]
@@ -49,7 +53,8 @@ def rerank(fused: dict[int, float], chunks: dict[int, ChunkRow], matcher: Matche
         phrase_bonus = _phrase(chunk.content, body, phrase) if len(phrase) > 1 else 0.0
         defines = 1.0 if heads is not None and heads.search(chunk.content[:20000]) else 0.0
         score = base * (1.0 + 2.0 * coverage + 1.0 * title_cov + LABEL_WEIGHT * label_cov + 0.8 * proximity
-                        + 1.0 * phrase_bonus + DEFINES_WEIGHT * defines)
+                        + 1.0 * phrase_bonus + DEFINES_WEIGHT * defines
+                        + (NAMED_WEIGHT if chunk.source_id in named else 0.0))
         out.append((cid, score))
     out.sort(key=lambda item: -item[1])
     return out

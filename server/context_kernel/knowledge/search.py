@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
 from .fuzzy import correct, neighbours, respell
+from .lexicon import is_word
 from .rank import RRF_K, fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
@@ -31,7 +32,7 @@ TRIGRAM_SELECTIVE = 300
 # Chunks matching an identifier's trigrams whose text is checked for it, at most (_holds).
 HOLDS_SCAN = 2000
 # A query token holding `_`, a digit, an inner dot or a camelCase hump names something exact.
-_TOKEN = re.compile(r"[\w.]+")
+_TOKEN = re.compile(r"[\w.]+(?:-[\w.]+)*")  # `CVE-2023-40217` is one name
 _IDENTIFIER = re.compile(r"_|\d|\w\.\w|[a-z][A-Z]")
 
 
@@ -68,6 +69,8 @@ class LexicalRanking:
     """Original word → the stem searched instead."""
     missing: list[str] = field(default_factory=list)
     """Query identifiers and words that no section holds (said in the reply)."""
+    named: bool = False
+    """The query names a source (an error message's program: `umount: …`)."""
 
 
 def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str | None = None,
@@ -123,12 +126,14 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
         # must go to the AND query and skip the trigram index as `function` itself does.
         known |= repo.stem_frequencies(list({stem(t) for t in fixed} - set(known)))
     matcher = Matcher(terms, rarity(repo, terms, known))
-    ranked = _candidates(repo, terms, source, kind, known)
+    named = _named_sources(repo, query)
+    ranked = _candidates(repo, terms, source, kind, known, named)
     if not ranked:
         return LexicalRanking(matcher, [], {}, corrections, missing)
     chunks = repo.chunks(list(ranked))
     defined = [ident for ident in exact if ident not in missing]
-    return LexicalRanking(matcher, rerank(ranked, chunks, matcher, defined), chunks, corrections, missing)
+    return LexicalRanking(matcher, rerank(ranked, chunks, matcher, defined, set(named)), chunks, corrections,
+                          missing, named=bool(named))
 
 
 def rarity(repo: KnowledgeRepository, terms: list[str], known: dict[str, int]) -> dict[str, float]:
@@ -175,7 +180,7 @@ def trigram_expression(term: str) -> str:
 
 
 def _candidates(repo: KnowledgeRepository, terms: list[str], source: str | None,
-                kind: str | None, known: dict[str, int]) -> dict[int, float]:
+                kind: str | None, known: dict[str, int], named: list[int]) -> dict[int, float]:
     # BM25 over an OR of words scores every chunk holding any of them: a word in tens of thousands
     # of chunks made that 45 ms at 100,000 chunks while adding little to the ranking. Such common
     # words are left to an AND query (posting lists intersect, cheap) and to the reranker.
@@ -198,7 +203,6 @@ def _candidates(repo: KnowledgeRepository, terms: list[str], source: str | None,
     trigram = _trigram_match(repo, " OR ".join(trigram_expression(t) for t in tri_terms), limit=CANDIDATES,
                              source=source, kind=kind) if tri_terms else []
     fused = fuse(*lists, [cid for cid, _ in trigram])
-    named = _named_sources(repo, terms)
     if named:
         # A query that names a page (`umount: target is busy`, `grep returned exit code 2`) is about
         # that page: its best sections become candidates even when other pages hold more of the other
@@ -210,18 +214,23 @@ def _candidates(repo: KnowledgeRepository, terms: list[str], source: str | None,
     return fused
 
 
-def _named_sources(repo: KnowledgeRepository, terms: list[str]) -> list[int]:
-    """Sources whose name is one of the query's words, when that word names only a few of them."""
-    names = repo.source_names()
-    if not names:
+_PROGRAM_PREFIX = re.compile(r"^\s*([A-Za-z][\w.+-]*):\s")
+
+
+def _named_sources(repo: KnowledgeRepository, query: str) -> list[int]:
+    """The sources named like the program an error message starts with (`umount: target is busy`,
+    `tar: Removing leading '/'`), when that name is one of only a few sources' names.
+
+    Only that form: any query word matching a file name (`path`, `string`, `options`) named pages of an
+    API reference that questions merely mention, and cost more than it found (bench/retrieval, dev)."""
+    prefix = _PROGRAM_PREFIX.match(query)
+    if prefix is None:
         return []
-    stems = {stem(t): t for t in terms if len(t) >= 2}
-    found: set[int] = set()
-    total = len({sid for ids in names.values() for sid in ids})
-    for word, ids in names.items():
-        if (word in stems.values() or stem(word) in stems) and len(ids) <= max(NAMED_MAX, total * NAMED_SHARE):
-            found.update(ids)
-    return sorted(found)[:NAMED_MAX * 4]
+    word = prefix[1].lower()
+    names = repo.source_names()
+    ids = names.get(word, [])
+    total = len({sid for ids_ in names.values() for sid in ids_})
+    return sorted(ids) if ids and len(ids) <= max(NAMED_MAX, total * NAMED_SHARE) else []
 
 
 def _trigram_match(repo: KnowledgeRepository, expression: str, *, limit: int, source: str | None = None,
@@ -255,8 +264,14 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
         if term not in stems or stems[term] in known or _holds(repo, term, None, None):
             fixed.append(term)
             continue
-        near = None if term in protected else correct(stems[term], repo.stems_near, raw=term)
-        if near is None and respells > 0 and term not in protected:
+        if term in protected or is_word(term):
+            # A word the index lacks is absent, not misspelt: named as found nowhere, never searched as a
+            # lookalike (`defect` became `detect`, `three` became `there`).
+            fixed.append(term)
+            absent.append(term)
+            continue
+        near = correct(stems[term], repo.stems_near, raw=term)
+        if near is None and respells > 0:
             respells -= 1
             near = respell(term, stem, repo.stem_frequencies)
         fixed.append(near or term)

@@ -41,6 +41,7 @@ BATCH_BYTES = 4 * 1024 * 1024
 HIT_OVERHEAD = 160
 # How many nearest chunks semantic recall hands to fusion per query.
 DENSE_DEPTH = 30
+LOADING_NOTE = "(ranked by words only: semantic search is still loading its vectors, which takes seconds)"
 PENDING_NOTE = ("(ranked by words only: some sections are still being embedded for semantic search, "
                 "which takes seconds; ask again for meaning-based ranking)")
 
@@ -90,6 +91,7 @@ class KnowledgeService:
         # Sections sent before this time count as forgotten (a compaction, the resend period).
         self._forgotten_before = forgotten_before or (lambda: 0.0)
         self._semantic = semantic
+        self._semantic_coming = False
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
@@ -98,6 +100,15 @@ class KnowledgeService:
         self._spawn = spawn
         self._catch_up_queued = False
         self._calls: dict[str, int] = {}
+
+    def semantic_loading(self) -> None:
+        """Semantic recall is being set up (its imports and table take a few hundred ms at start):
+        searches meanwhile rank by words and say so."""
+        self._semantic_coming = True
+
+    def attach_semantic(self, semantic: SemanticRecall | None) -> None:
+        self._semantic = semantic
+        self._semantic_coming = False
 
     def ingest_before_reads(self, ingest: Ingest) -> None:
         """Hook events spooled since the last call become searchable before any search (wired by the app)."""
@@ -316,10 +327,12 @@ class KnowledgeService:
 
         async def ranked() -> list[SearchResult]:
             if self._semantic is None:
+                if self._semantic_coming and LOADING_NOTE not in notes:
+                    notes.append(LOADING_NOTE)
                 return await self._db.run(lexical_hop)
-            results, pending = await self._hybrid(self._semantic, wanted, source, content_type, lexical_hop, fuse)
-            if pending and PENDING_NOTE not in notes:
-                notes.append(PENDING_NOTE)
+            results, note = await self._hybrid(self._semantic, wanted, source, content_type, lexical_hop, fuse)
+            if note and note not in notes:
+                notes.append(note)
             return results
 
         # Indexed files are checked for changes (stat calls on a thread) while the search runs: with
@@ -354,10 +367,10 @@ class KnowledgeService:
     async def _hybrid(self, semantic: SemanticRecall, wanted: list[str], source: str | None, kind: str | None,
                       lexical_hop: Callable[[list[LexicalRanking | None]], list[SearchResult]],
                       fuse: Callable[[str, list[DenseHit], BestWindows, LexicalRanking | None], SearchResult],
-                      ) -> tuple[list[SearchResult], bool]:
+                      ) -> tuple[list[SearchResult], str | None]:
         """Words and meaning: the lexical rankings on the database thread while the model embeds the
         queries (so neither waits for the other), then dense recall and fusion in one more hop.
-        Also whether sections were still waiting for their vectors (then the ranking is by words)."""
+        Also a note when the ranking is by words only (vectors still loading, or sections without them)."""
         # A task, not a task group: errors reach the caller as themselves, not in an ExceptionGroup.
         embedding = asyncio.ensure_future(semantic.embed_queries(wanted))
         def lexical_and_coverage() -> tuple[list[LexicalRanking | None], bool]:
@@ -369,10 +382,12 @@ class KnowledgeService:
             embedding.cancel()
             raise
         vectors = await embedding
+        if not semantic.ready:  # the server just started and is still loading the vectors: words only
+            return await self._db.run(lexical_hop, lexicals), LOADING_NOTE
         if vectors is None or not covered:
             # Nothing embedded yet, or not everything: a section with a vector is never ranked against
             # one without (a partly embedded index ranked worse than words alone). Words only.
-            return await self._db.run(lexical_hop, lexicals), vectors is not None and not covered
+            return await self._db.run(lexical_hop, lexicals), PENDING_NOTE if vectors is not None else None
         # A respelled query is embedded again as corrected: the model must read the words meant.
         respelled = [i for i, lexical in enumerate(lexicals) if lexical is not None and lexical.corrections]
         if respelled:
@@ -382,7 +397,7 @@ class KnowledgeService:
         found = vectors
         return await self._db.run(lambda: [fuse(q, semantic.dense(found[i], DENSE_DEPTH, source, kind),
                                                 semantic.best_windows(found[i]), lexicals[i])
-                                           for i, q in enumerate(wanted)]), False
+                                           for i, q in enumerate(wanted)]), None
 
 
 def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
