@@ -72,6 +72,13 @@ async def ask_all(corpus: Corpus, questions: list[Question], home: Path, project
     out = []
     nonce = uuid.uuid4().hex[:8]
     async with Client(create_server(settings_for(home, project, semantic))) as client:
+        if semantic:  # the server loads its vectors at start; measure what it answers once they are in
+            for attempt in range(120):
+                probe = text_of(await client.call_tool("ctx_search", {"queries": ["warm up"]},
+                                                       meta={SESSION_KEY: f"{nonce}-warm-{attempt}"}))
+                if "ranked by words only" not in probe:
+                    break
+                await anyio.sleep(0.5)
         for n, q in enumerate(questions):
             started = time.perf_counter()
             reply = text_of(await client.call_tool("ctx_search", {"queries": [q.question], "limit": 2},

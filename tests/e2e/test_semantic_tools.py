@@ -35,7 +35,7 @@ async def test_once_embedded_the_reply_says_semantic_search_covers_it_now(tmp_pa
     async with AppHolder(make_settings(tmp_path, project, semantic=True)) as holder:
         app = await holder.get()
         await app.knowledge.index(content=DOC, source="vacuum", session_id="s")
-        semantic = app._resources.semantic
+        semantic = await app.knowledge.semantic_started()
         assert semantic is not None
         assert await anyio.to_thread.run_sync(semantic.worker.wait_idle, 120.0)
         assert await app.knowledge.semantic_coverage(["vacuum"]) == "Semantic search covers it now."

@@ -15,7 +15,7 @@ LABEL_WEIGHT = 0.5
 DEFINES_WEIGHT = 1.0
 # A section of a page the query names (`umount: target is busy` → umount.8): the paste of an error
 # message names its program first, and that page explains it.
-NAMED_WEIGHT = 1.0
+NAMED_WEIGHT = 2.0
 
 
 def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:

@@ -28,6 +28,7 @@ from .chunking import chunk_document
 from .fusion import BestWindows, hybrid_search, window_snippet
 from .model import MAX_CHUNK_BYTES, Chunk
 from .search import Hit, LexicalRanking, SearchResult, rank_lexical, search, spelled_query
+from .site_sections import SiteSections
 from .snippets import MAX_SNIPPET_CHARS, share_out, snippet
 from .walk import walk
 
@@ -41,6 +42,8 @@ BATCH_BYTES = 4 * 1024 * 1024
 HIT_OVERHEAD = 160
 # How many nearest chunks semantic recall hands to fusion per query.
 DENSE_DEPTH = 30
+STARTING_NOTE = ("Semantic search covers it in a few seconds (the server is still starting it); until then "
+                 "ctx_search finds it by words.")
 LOADING_NOTE = "(ranked by words only: semantic search is still loading its vectors, which takes seconds)"
 PENDING_NOTE = ("(ranked by words only: some sections are still being embedded for semantic search, "
                 "which takes seconds; ask again for meaning-based ranking)")
@@ -92,6 +95,8 @@ class KnowledgeService:
         self._forgotten_before = forgotten_before or (lambda: 0.0)
         self._semantic = semantic
         self._semantic_coming = False
+        self._semantic_attached = anyio.Event()
+        self._site_sections = SiteSections()
         self._db = db
         self._repo = repo
         self._project_dir = project_dir
@@ -109,6 +114,13 @@ class KnowledgeService:
     def attach_semantic(self, semantic: SemanticRecall | None) -> None:
         self._semantic = semantic
         self._semantic_coming = False
+        self._semantic_attached.set()
+
+    async def semantic_started(self) -> SemanticRecall | None:
+        """Semantic recall once it has started (None: off, missing or broken)."""
+        if self._semantic_coming:
+            await self._semantic_attached.wait()
+        return self._semantic
 
     def ingest_before_reads(self, ingest: Ingest) -> None:
         """Hook events spooled since the last call become searchable before any search (wired by the app)."""
@@ -171,7 +183,10 @@ class KnowledgeService:
     def _spec(self, label: str, text: str, name: str, kind: str, origin: str | None, session_id: str | None,
               mtime: float | None) -> SourceSpec:
         data = text.encode("utf-8", "replace")
-        return SourceSpec(label=label, kind=kind, chunks=chunk_document(text, name=name), origin=origin,
+        chunks = chunk_document(text, name=name)
+        if kind == "fetch":
+            chunks = self._site_sections.first_copies(origin, label, chunks)
+        return SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin,
                           content_hash="sha256:" + hashlib.sha256(data).hexdigest(), mtime=mtime, size=len(data),
                           session_id=session_id, project_dir=str(self._project_dir))
 
@@ -194,6 +209,8 @@ class KnowledgeService:
 
     async def semantic_coverage(self, labels: list[str]) -> str | None:
         """For ctx_index's reply: when semantic search covers these sources (None: semantic is not on)."""
+        if self._semantic is None and self._semantic_coming:
+            return STARTING_NOTE
         return await self._semantic.coverage(labels) if self._semantic is not None else None
 
     async def stem_frequencies(self, stems: list[str]) -> dict[str, int]:

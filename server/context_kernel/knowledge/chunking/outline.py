@@ -136,7 +136,8 @@ def _pack(text: str, lines: list[str], units: list[_Unit], max_bytes: int) -> li
 
 
 def _parts(lines: list[str], title: str, max_bytes: int) -> list[Chunk]:
-    """A unit too large for one chunk: its blank-line paragraphs packed up to `max_bytes`."""
+    """A unit too large for one chunk: its blank-line paragraphs packed up to `max_bytes`, a paragraph
+    larger than that cut between its lines (never inside one)."""
     paragraphs: list[str] = []
     current: list[str] = []
     for line in lines:
@@ -146,7 +147,9 @@ def _parts(lines: list[str], title: str, max_bytes: int) -> list[Chunk]:
             current = []
     if current:
         paragraphs.append("".join(current))
-    pieces = [trim(p) for p in pack_lines(paragraphs, max_bytes)]
+    pieces_in = [piece for p in paragraphs
+                 for piece in (pack_lines(split_lines(p), max_bytes) if utf8_len(p) > max_bytes else [p])]
+    pieces = [trim(p) for p in pack_lines(pieces_in, max_bytes)]
     pieces = [p for p in pieces if p]
     return [Chunk(title[:3 * TITLE_CHARS] + (f" (part {n})" if n > 1 else ""), p, "prose")
             for n, p in enumerate(pieces, 1)]

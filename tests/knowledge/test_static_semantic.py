@@ -1,0 +1,146 @@
+"""The default semantic recall, a static token table: files pinned, windows from token blocks, vectors
+seconds after indexing, and fusion only over a fully embedded index (words alone otherwise, said so)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+
+from context_kernel.errors import SemanticUnavailable
+from context_kernel.knowledge.service import LOADING_NOTE, PENDING_NOTE, KnowledgeService
+from context_kernel.semantic.files import STATIC_SHA256, static_model
+from context_kernel.semantic.service import SemanticRecall
+from context_kernel.semantic.static import StaticEncoder
+from context_kernel.store.db import Database
+from context_kernel.store.knowledge import KnowledgeRepository
+
+pytestmark = pytest.mark.anyio
+WAIT_S = 120.0
+
+VACUUM = ("# Routine vacuuming\n\nAn UPDATE or DELETE of a row does not immediately remove the old version of "
+          "the row. The space is reclaimed later by VACUUM, which marks dead tuples as reusable.\n")
+GARDEN = ("# Tomatoes\n\nWater the plants every morning and give them a stake to climb. Pinch the side shoots "
+          "so that the fruit ripens before the first frost.\n")
+
+
+@pytest.fixture(scope="module")
+def encoder() -> StaticEncoder:
+    enc = StaticEncoder(static_model())
+    enc.load()
+    return enc
+
+
+@pytest.fixture
+async def kb(tmp_path: Path) -> AsyncIterator[tuple[KnowledgeService, SemanticRecall, Database]]:
+    db = Database.open(tmp_path / "kb.sqlite3")
+    (tmp_path / "project").mkdir(exist_ok=True)
+    semantic = SemanticRecall(db=db, files=static_model())
+    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
+                               search_budget=6144, semantic=semantic)
+    try:
+        yield service, semantic, db
+    finally:
+        semantic.close()
+        db.close()
+
+
+async def settled(semantic: SemanticRecall) -> None:
+    assert await anyio.to_thread.run_sync(semantic.worker.wait_idle, WAIT_S), "the embedder did not finish"
+    await anyio.to_thread.run_sync(semantic.warm)
+
+
+def test_the_table_and_tokenizer_match_their_pinned_hashes() -> None:
+    files = static_model()
+    assert files.kind == "static" and set(files.pinned) == set(STATIC_SHA256)
+    files.verify()
+
+
+def test_a_tampered_table_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    tampered = tmp_path / static_model().onnx.name
+    shutil.copy(static_model().onnx, tampered)
+    with tampered.open("r+b") as handle:
+        handle.seek(-1, 2)
+        handle.write(b"\x00" if handle.read(1) != b"\x00" else b"\x01")
+    with pytest.raises(SemanticUnavailable) as caught:
+        StaticEncoder(replace(static_model(), onnx=tampered)).load()
+    assert caught.value.state == "broken" and "does not match its pinned sha256" in caught.value.message
+
+
+def test_windows_from_token_blocks_are_the_windows_embedded_one_by_one(encoder: StaticEncoder) -> None:
+    chunks = [("Routine vacuuming", VACUUM * 6), ("", "short"), ("Only a title", ""), ("Tomatoes", GARDEN)]
+    fast = encoder.embed_chunks(chunks)
+    slow = encoder.windows_batch(chunks)
+    for by_blocks, windows in zip(fast, slow, strict=True):
+        assert len(by_blocks) == len(windows)
+        vectors = encoder.embed(windows)
+        for (start, stop, vector), window, expected in zip(by_blocks, windows, vectors, strict=True):
+            assert (start, stop) == (window.start, window.stop)
+            assert float(np.dot(vector, expected)) == pytest.approx(1.0, abs=1e-5)
+    assert len(fast[0]) > 1  # a long section is several windows
+
+
+def test_meaning_without_shared_words_is_closer_than_unrelated_text(encoder: StaticEncoder) -> None:
+    query = encoder.embed_query("why is my table not smaller after I delete records")
+    vacuum, garden = (encoder.embed_chunks([(t, c)])[0][0][2] for t, c in (("", VACUUM), ("", GARDEN)))
+    assert float(query @ vacuum) > float(query @ garden)
+
+
+async def test_a_partly_embedded_index_ranks_by_words_alone_and_says_so(
+        kb: tuple[KnowledgeService, SemanticRecall, Database]) -> None:
+    service, semantic, db = kb
+    await service.index_text(label="vacuum", text=VACUUM)
+    await settled(semantic)
+    semantic.worker.stop()  # the embedder stops: what is indexed from now on has no vectors
+    await service.index_text(label="garden", text=GARDEN)
+    assert not await db.run(semantic.covered)
+    words = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=Path("."), search_budget=6144)
+    for query in ("old version of the row", "why is my table not smaller after I delete records"):
+        reply = await service.search([query], session_id=f"s-{query}")
+        alone = await words.search([query], session_id=f"w-{query}")
+        assert reply.text.startswith(PENDING_NOTE)
+        assert reply.text.removeprefix(PENDING_NOTE).strip() == alone.text.strip()
+
+
+async def test_a_fully_embedded_index_is_ranked_by_words_and_meaning(
+        kb: tuple[KnowledgeService, SemanticRecall, Database]) -> None:
+    service, semantic, db = kb
+    await service.index_text(label="vacuum", text=VACUUM)
+    await service.index_text(label="garden", text=GARDEN)
+    await settled(semantic)
+    assert await db.run(semantic.covered)
+    reply = await service.search(["why is my table not smaller after I delete records"], session_id="s", limit=1)
+    assert "ranked by words only" not in reply.text
+    assert "source: vacuum" in reply.text
+
+
+async def test_a_search_before_semantic_recall_has_started_says_it_ranks_by_words(tmp_path: Path) -> None:
+    db = Database.open(tmp_path / "kb.sqlite3")
+    try:
+        service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path,
+                                   search_budget=6144)
+        service.semantic_loading()
+        await service.index_text(label="vacuum", text=VACUUM)
+        assert "few seconds" in (await service.semantic_coverage(["vacuum"]) or "")
+        reply = await service.search(["old version of the row"], session_id="s")
+        assert reply.text.startswith(LOADING_NOTE) and "source: vacuum" in reply.text
+        service.attach_semantic(None)  # off after all (the extra is missing): words, and no note
+        reply = await service.search(["old version of the row"], session_id="t")
+        assert "ranked by words only" not in reply.text and await service.semantic_started() is None
+    finally:
+        db.close()
+
+
+async def test_every_kind_of_section_gets_its_vectors(
+        kb: tuple[KnowledgeService, SemanticRecall, Database]) -> None:
+    service, semantic, db = kb
+    await service.index_text(label="exec-1", text="step 1 ok\nstep 2 failed: disk full\n", kind="execution")
+    await service.index_text(label="doc", text=VACUUM)
+    await settled(semantic)
+    assert await db.run(semantic.covered)
+    assert await db.run(semantic.vectors.backlog) == (0, 0)

@@ -1,0 +1,70 @@
+"""Fetched documentation keeps its own structure: section titles from the page's headings (link text
+only, no URLs), links within the site as their text, and sections repeated across a site stored once.
+Real pages of four generators, saved as they were written (pages/generators/SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from context_kernel.knowledge.chunking import chunk_document
+from context_kernel.knowledge.model import Chunk
+from context_kernel.knowledge.site_sections import SiteSections
+from context_kernel.web.convert import convert
+
+PAGES = Path(__file__).parent / "pages" / "generators"
+BASE = "http://docs.example.org/"
+
+
+def sections(name: str) -> tuple[str, list[str]]:
+    page = convert((PAGES / name).read_bytes(), "text/html", BASE + name)
+    return page.text, [c.title for c in chunk_document(page.text, name=page.name)]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("mdbook-rustc-json.html", ["JSON Output", "JSON Output > Diagnostics", "JSON Output > Artifact notifications"]),
+    ("rustdoc-fn-canonicalize.html", ["Function std::fs::canonicalize",
+                                      "Function std::fs::canonicalize > Platform-specific behavior",
+                                      "Function std::fs::canonicalize > Errors"]),
+    ("rustdoc-struct-child.html", ["Struct std::process::Child > Warning",
+                                   "Struct std::process::Child > Implementations > impl Child"]),
+    ("sphinx-fnmatch.html", ["`fnmatch` — Unix filename pattern matching"]),
+    ("mkdocs-pymdownx-caret.html", ["Caret > Overview", "Caret > Insert", "Caret > Superscript", "Caret > Options"]),
+])
+def test_section_titles_come_from_the_page_headings(name: str, expected: list[str]) -> None:
+    text, titles = sections(name)
+    for title in expected:
+        assert title in titles, titles
+    assert not any("http" in t or "](" in t or "**" in t for t in titles), titles
+    assert "(part 2)" not in " ".join(titles[:2])  # an mdBook page lost every heading to readability
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in PAGES.glob("*.html")))
+def test_links_within_the_site_keep_their_text_only(name: str) -> None:
+    text, _ = sections(name)
+    assert BASE not in text  # no same-site URL left in the content
+    assert "javascript:" not in text
+
+
+def test_mdbook_headings_and_their_text_survive() -> None:
+    text, _ = sections("mdbook-rustc-json.html")
+    assert "## Diagnostics" in text
+    assert "Diagnostics have the following format" in text
+
+
+def test_a_section_repeated_on_another_page_of_the_site_is_stored_once() -> None:
+    seen = SiteSections()
+    impl = Chunk("Blanket Implementations > impl<T> Any for T",
+                 "#### impl<T> Any for T\nGets the TypeId of self. Read more about type ids and reflection.", "prose")
+    first = [Chunk("Struct A", "# Struct A\nA's own text.", "prose"), impl]
+    second = [Chunk("Struct B", "# Struct B\nB's own text.", "prose"),
+              Chunk("Blanket Implementations > impl<T> Any for T", impl.content, "prose")]
+    assert seen.first_copies(BASE + "a.html", "a", first) == first
+    assert [c.title for c in seen.first_copies(BASE + "b.html", "b", second)] == ["Struct B"]
+    # the page that holds it first keeps it when fetched again; another site keeps its own copy
+    assert seen.first_copies(BASE + "a.html", "a", first) == first
+    assert seen.first_copies("http://other.example.org/b.html", "c", second) == second
+    # a section that is only its heading line is no repeat
+    bare = [Chunk("T", "# T", "prose"), Chunk("T > Examples", "## Examples", "prose")]
+    assert seen.first_copies(BASE + "c.html", "d", bare) == bare
