@@ -33,7 +33,7 @@ def sections(name: str) -> tuple[str, list[str]]:
     ("mkdocs-pymdownx-caret.html", ["Caret > Overview", "Caret > Insert", "Caret > Superscript", "Caret > Options"]),
 ])
 def test_section_titles_come_from_the_page_headings(name: str, expected: list[str]) -> None:
-    text, titles = sections(name)
+    _, titles = sections(name)
     for title in expected:
         assert title in titles, titles
     assert not any("http" in t or "](" in t or "**" in t for t in titles), titles
