@@ -18,6 +18,7 @@ from .wording import counted
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
     from .kernels.gateway_client import Gateway
     from .kernels.python_env import ProjectPython
+    from .semantic.files import ModelFiles
 
 
 async def check_python(python: ProjectPython) -> Check:
@@ -142,9 +143,29 @@ def check_semantic(settings: Settings) -> Check:
 
     status = probe(settings.semantic, settings.semantic_model, verify=True)
     if status.state == "on":
-        return Check("OK", "semantic", f"on: {status.detail}")
+        return Check("OK", "semantic", f"on: {status.detail}{_backlog(settings, status.files)}")
     hint = f" — {status.hint}" if status.hint else ""
     return Check("WARN" if status.state != "off" else "OK", "semantic", f"{status.state}: {status.detail}{hint}")
+
+
+def _backlog(settings: Settings, files: ModelFiles | None) -> str:
+    """'; N sections waiting for their vectors' (or every one embedded), read from the database."""
+    if files is None or not settings.db_path.is_file():
+        return ""
+    from sqlalchemy import create_engine
+
+    from .semantic.service import kinds_for, vector_model_id
+    from .store.vectors import VectorRepository
+
+    engine = create_engine(f"sqlite:///file:{settings.db_path}?mode=ro&uri=true")
+    try:
+        count, size = VectorRepository(engine, kinds=kinds_for(files), model=vector_model_id(files)).backlog()
+    except Exception as exc:  # noqa: BLE001 - an old or damaged database: the database check says more
+        return f"; backlog unknown ({type(exc).__name__})"
+    finally:
+        engine.dispose()
+    return (f"; {count} section(s) ({size / 1024:.0f} KB) waiting for their vectors (the server embeds them "
+            "while it runs; searches rank by words until done)" if count else "; every section has its vectors")
 
 
 def home_problem(home: Path) -> str | None:

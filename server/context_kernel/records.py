@@ -75,7 +75,7 @@ class RecordService:
             return render_stats(session_id, self._events.tool_totals(session_id), self._events.tool_totals(),
                                 self._events.session_count(), events, self._events.source_totals(session_id))
 
-        return await self._db.run(read)
+        return await self._db.run(read) + "\n" + await self._knowledge.semantic_line()
 
     async def insight(self, page: Path | None = None) -> InsightReport:
         """ctx_insight: write the local HTML page of every session."""

@@ -144,3 +144,34 @@ async def test_every_kind_of_section_gets_its_vectors(
     await settled(semantic)
     assert await db.run(semantic.covered)
     assert await db.run(semantic.vectors.backlog) == (0, 0)
+
+
+async def test_ctx_stats_and_doctor_show_the_backlog(tmp_path: Path) -> None:
+    from mcp.client.client import Client
+    from tests.conftest import make_settings, text_of
+
+    from context_kernel.doctor import check_semantic
+    from context_kernel.tools.server import create_server
+
+    project = tmp_path / "project"
+    project.mkdir()
+    settings = make_settings(tmp_path, project, semantic=True)
+    async with Client(create_server(settings)) as client:
+        await client.call_tool("ctx_index", {"content": VACUUM, "source": "vacuum"})
+        for _ in range(200):  # the embedder runs in the background: bounded wait on what ctx_stats says
+            stats = text_of(await client.call_tool("ctx_stats", {}))
+            if "every section has its vectors" in stats:
+                break
+            assert "Semantic search:" in stats
+            await anyio.sleep(0.1)
+        assert "Semantic search: every section has its vectors" in stats
+    assert "every section has its vectors" in check_semantic(settings).line()
+    db = Database.open(settings.db_path)
+    try:  # sections indexed while no server embeds them: doctor counts them
+        service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=project,
+                                   search_budget=6144)
+        await service.index_text(label="garden", text=GARDEN)
+    finally:
+        db.close()
+    assert "1 section(s)" in check_semantic(settings).line() and "waiting for their vectors" in \
+        check_semantic(settings).line()

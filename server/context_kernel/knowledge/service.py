@@ -116,6 +116,14 @@ class KnowledgeService:
         self._semantic_coming = False
         self._semantic_attached.set()
 
+    async def semantic_line(self) -> str:
+        """ctx_stats' line on semantic search: off, starting, or the sections still waiting for vectors."""
+        if self._semantic is not None:
+            return await self._semantic.backlog_line()
+        if self._semantic_coming:
+            return "Semantic search: starting (searches rank by words until it has loaded)."
+        return "Semantic search: off (the semantic extra is not installed or CONTEXT_KERNEL_SEMANTIC=0); words only."
+
     async def semantic_started(self) -> SemanticRecall | None:
         """Semantic recall once it has started (None: off, missing or broken)."""
         if self._semantic_coming:

@@ -19,6 +19,7 @@ from ..store.vectors import Coverage, VectorRepository
 from .encoder import WINDOW_TOKENS, Encoder
 from .files import ModelFiles
 from .index import DenseHit, VectorIndex
+from .static import WINDOW as STATIC_WINDOW
 from .static import StaticEncoder
 from .worker import BATCH_CHUNKS, EmbeddingWorker
 
@@ -40,6 +41,18 @@ F32 = npt.NDArray[np.float32]
 log = logging.getLogger(__name__)
 
 
+def kinds_for(files: ModelFiles) -> tuple[str, ...]:
+    return STATIC_KINDS if files.kind == "static" else EMBEDDED_KINDS
+
+
+def vector_model_id(files: ModelFiles, window_tokens: int | None = None) -> str:
+    """Vectors of another model, or of other windows, are not comparable: the id stored with them says both."""
+    if window_tokens is None:
+        window_tokens = STATIC_WINDOW if files.kind == "static" else min(WINDOW_TOKENS, files.max_tokens)
+    pinned = files.pinned.get(files.onnx.name)
+    return files.name + (":" + pinned[:12] if pinned else f":{files.onnx.stat().st_size}") + f":w{window_tokens}"
+
+
 class SemanticRecall:
     def __init__(self, *, db: Database, files: ModelFiles, kinds: Sequence[str] | None = None,
                  nice: int | None = None, window_tokens: int = WINDOW_TOKENS) -> None:
@@ -48,12 +61,8 @@ class SemanticRecall:
         static = files.kind == "static"
         self.encoder: Encoder | StaticEncoder = StaticEncoder(files) if static else Encoder(
             files, window_tokens=window_tokens)
-        # Vectors of another model, or of other windows, are not comparable: the id says both.
-        pinned = files.pinned.get(files.onnx.name)
-        model_id = files.name + (":" + pinned[:12] if pinned else f":{files.onnx.stat().st_size}") + \
-            f":w{self.encoder.window_tokens}"
-        self.vectors = VectorRepository(db.engine, kinds=kinds or (STATIC_KINDS if static else EMBEDDED_KINDS),
-                                        model=model_id)
+        self.vectors = VectorRepository(db.engine, kinds=kinds or kinds_for(files),
+                                        model=vector_model_id(files, self.encoder.window_tokens))
         # The static table is quick: it runs as any of the server's work, a little below it (nice 5),
         # and is done in seconds; a transformer takes hours and runs only on what the machine leaves.
         self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder,
@@ -140,6 +149,19 @@ class SemanticRecall:
         def lookup(chunk_ids: list[int]) -> dict[int, DenseHit]:
             return self._index.best_windows(query, chunk_ids) if self._index is not None else {}
         return lookup
+
+    async def backlog_line(self) -> str:
+        """ctx_stats: how many sections still wait for their vectors, and at what speed they are embedded."""
+        failure = self.worker.failure
+        if failure is not None:
+            return f"Semantic search: off ({failure.message}); {failure.hint}"
+        count, size = await self._db.run(self.vectors.backlog)
+        if not count:
+            return f"Semantic search: every section has its vectors ({self.files.name})."
+        rate = self.worker.progress().bytes_per_s
+        speed = f", embedding at {rate / 1024:.0f} KB/s (about {_duration(size / rate)} left)" if rate else ""
+        return (f"Semantic search: {count} section(s) ({size / 1024:.0f} KB) waiting for their vectors{speed}; "
+                "until then searches rank by words.")
 
     async def coverage(self, labels: list[str]) -> str:
         """One line for ctx_index's reply: when semantic search covers what was just indexed."""
