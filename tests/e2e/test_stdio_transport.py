@@ -123,6 +123,36 @@ def test_the_server_still_answers_when_stdout_is_a_file(tmp_path: Path, project:
     assert "ctx_execute" in {t["name"] for t in replies[2]["result"]["tools"]}
 
 
+@pytest.mark.kernels
+@pytest.mark.parametrize("stdout_kind", ["file", "pipe"])
+def test_requests_in_flight_when_stdin_closes_are_still_answered(tmp_path: Path, project: Path,
+                                                                  stdout_kind: str) -> None:
+    """A client that writes its requests and closes stdin (`server < requests > replies`) gets every
+    reply: the last one took a second and was lost when the server stopped at stdin's end."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "ctx_execute", "arguments": {"language": "shell", "code": "sleep 1; echo slow-done"}}},
+    ]
+    payload = "".join(json.dumps(r) + "\n" for r in requests).encode()
+    env = {**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home"), "CONTEXT_KERNEL_PREWARM": "0"}
+    if stdout_kind == "file":
+        (tmp_path / "requests.jsonl").write_bytes(payload)
+        with (tmp_path / "requests.jsonl").open("rb") as stdin, (tmp_path / "out.jsonl").open("wb") as stdout:
+            subprocess.run(server_command("--project", str(project)), stdin=stdin, stdout=stdout,
+                           stderr=subprocess.DEVNULL, env=env, timeout=90, check=True)
+        out = (tmp_path / "out.jsonl").read_text()
+    else:
+        done = subprocess.run(server_command("--project", str(project)), input=payload, capture_output=True,
+                              env=env, timeout=90, check=True)
+        out = done.stdout.decode()
+    replies = {r["id"]: r for r in map(json.loads, out.splitlines())}
+    assert 2 in replies, out
+    assert "slow-done" in json.dumps(replies[2]["result"])
+
+
 async def _lines_of(*chunks: bytes) -> list[str]:
     reader = asyncio.StreamReader()
     for chunk in chunks:

@@ -22,9 +22,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
+import anyio
 from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
 READ_CHUNK = 1 << 16
+# How long the requests in flight when stdin ends may take to be answered (a cell's own timeout ends most).
+DRAIN_S = 600.0
 
 
 class _Lines:
@@ -80,7 +86,58 @@ def _is_pipe(fd: int) -> bool:
 
 @asynccontextmanager
 async def serve_stdio() -> AsyncIterator[tuple[Any, Any]]:
-    """The (read, write) streams of `stdio_server`, served by the loop when stdin and stdout are pipes."""
+    """The (read, write) streams of `stdio_server`, served by the loop when stdin and stdout are pipes;
+    stdin's end reaches the server only once every request read before it has its reply."""
+    async with _transport() as (read, write), _answered_before_eof(read, write) as streams:
+        yield streams
+
+
+@asynccontextmanager
+async def _answered_before_eof(read: Any, write: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """Hold back stdin's end until the requests read before it are answered (bounded by DRAIN_S).
+
+    The SDK's server stops at the end of its input and cancels what is still running, so a client
+    that writes its requests and closes stdin (`server < requests > replies`) lost the replies still
+    being computed (a one-second cell: always; a first tools/list: one run in eight). A client that
+    dies takes the server with it whatever stdin does (lifeline.die_with_parent).
+    """
+    pending: set[Any] = set()
+    changed = anyio.Event()
+    to_server, from_client = create_context_streams[SessionMessage | Exception](0)
+    to_client, from_server = create_context_streams[SessionMessage](0)
+
+    async def inbound() -> None:
+        nonlocal changed
+        async with to_server:
+            async for item in read:
+                if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCRequest):
+                    pending.add(item.message.id)
+                await to_server.send(item)
+            with anyio.move_on_after(DRAIN_S):
+                while pending:
+                    await changed.wait()
+                    changed = anyio.Event()
+
+    async def outbound() -> None:
+        async with from_server, write:  # the transport's writer stops when its stream closes
+            async for item in from_server:
+                if isinstance(item.message, JSONRPCResponse | JSONRPCError):
+                    pending.discard(item.message.id)
+                    changed.set()
+                await write.send(item)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(inbound)
+        tg.start_soon(outbound)
+        try:
+            yield from_client, to_client
+        finally:
+            tg.cancel_scope.cancel()
+    await write.aclose()
+
+
+@asynccontextmanager
+async def _transport() -> AsyncIterator[tuple[Any, Any]]:
     if not (_is_pipe(0) and _is_pipe(1)):
         async with stdio_server() as streams:
             yield streams
