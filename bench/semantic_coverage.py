@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -75,7 +74,7 @@ async def coverage(sources: list[Path], size_mb: float, busy: bool, work: Path) 
     project.mkdir(parents=True)
     home.mkdir()
     written = await anyio.to_thread.run_sync(make_project, sources, size_mb, project)
-    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+    spinner = await anyio.open_process([sys.executable, "-c", "while True: pass"]) if busy else None
     try:
         async with stdio_client(Ours().params(home, project)) as (r, w), ClientSession(r, w) as session:
             await session.initialize()
@@ -95,6 +94,7 @@ async def coverage(sources: list[Path], size_mb: float, busy: bool, work: Path) 
     finally:
         if spinner is not None:
             spinner.kill()
+            await spinner.wait()
     return {"mb": written / MB, "index_s": indexed - started,
             "cover_s": (covered - indexed) if covered else float("nan"), "idle_ms": idle, "during_ms": during}
 
