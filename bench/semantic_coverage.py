@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE / "retrieval"))
 from engines import Ours  # noqa: E402
 
 MB = 1024 * 1024
-POLL_S = 0.2
+POLL_S = 1.0  # as an agent might ask; each ctx_stats counts the backlog
 COVER_TIMEOUT_S = 1800.0
 
 
@@ -122,7 +122,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 work = Path(tmp) / f"{size}-{busy}"
                 result = await coverage(sources, size, busy, work)
                 rows.append((size, busy, result))
-                print(f"{result['mb']:.1f} MB {'busy' if busy else 'idle'}: {result}", file=sys.stderr)
+                print(f"{result['mb']:.1f} MB {'busy' if busy else 'idle'}: {result}", flush=True)
                 if size == 5 and not busy:
                     five = work / "home" / "context-kernel.sqlite3"
         print("| corpus | machine | ctx_index s | ctx_index → every section embedded, s | warm python call idle / "

@@ -155,7 +155,7 @@ class SemanticRecall:
         failure = self.worker.failure
         if failure is not None:
             return f"Semantic search: off ({failure.message}); {failure.hint}"
-        count, size = await self._db.run(self.vectors.backlog)
+        count, size = await self._db.run(self.vectors.backlog, self.worker.progress().cursor)
         if not count:
             return f"Semantic search: every section has its vectors ({self.files.name})."
         rate = self.worker.progress().bytes_per_s

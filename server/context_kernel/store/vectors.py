@@ -87,15 +87,19 @@ class VectorRepository:
             first = conn.execute(stmt, {"after": after, "kinds": self._kinds, "m": self.model}).scalar()
         return (int(first) if first is not None else None), top
 
-    def backlog(self) -> tuple[int, int]:
-        """(sections of embedded kinds without vectors, their bytes): what ctx_stats and doctor show."""
+    def backlog(self, after: int = 0) -> tuple[int, int]:
+        """(sections of embedded kinds without vectors, about their bytes): what ctx_stats and doctor show.
+
+        Chunks with id <= after are known to have theirs (the embedder's cursor); bytes are estimated from
+        each source's size over its chunk count, as in `coverage` (reading the text made a poll of a
+        50 MB index cost a second of the store's thread)."""
         stmt = text(
-            "SELECT count(*), coalesce(sum(length(CAST(c.content AS BLOB))), 0) FROM chunks c "
-            "JOIN sources s ON s.id = c.source_id WHERE s.kind IN :kinds AND NOT EXISTS "
+            "SELECT count(*), coalesce(sum(s.bytes * 1.0 / max(s.chunk_count, 1)), 0) FROM chunks c "
+            "JOIN sources s ON s.id = c.source_id WHERE c.id > :after AND s.kind IN :kinds AND NOT EXISTS "
             "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m)"
         ).bindparams(bindparam("kinds", expanding=True))
         with self._engine.connect() as conn:
-            count, size = conn.execute(stmt, {"kinds": self._kinds, "m": self.model}).one()
+            count, size = conn.execute(stmt, {"after": after, "kinds": self._kinds, "m": self.model}).one()
         return int(count), int(size)
 
     def drop_other_models(self) -> int:
