@@ -175,3 +175,93 @@ async def test_ctx_stats_and_doctor_show_the_backlog(tmp_path: Path) -> None:
         db.close()
     assert "1 section(s)" in check_semantic(settings).line() and "waiting for their vectors" in \
         check_semantic(settings).line()
+
+
+async def test_the_embedder_runs_in_a_process_of_its_own_and_stops_with_recall(
+        kb: tuple[KnowledgeService, SemanticRecall, Database]) -> None:
+    import os
+
+    from context_kernel.semantic.embed_process import EmbeddingProcess
+
+    service, semantic, _ = kb
+    await service.index_text(label="vacuum", text=VACUUM)
+    await settled(semantic)
+    worker = semantic.worker
+    assert isinstance(worker, EmbeddingProcess)
+    child = worker._proc
+    assert child is not None and child.pid != os.getpid() and child.poll() is None
+    assert worker.embedded_bytes > 0 and worker.progress().state == "idle"
+    semantic.close()
+    assert child.poll() is not None  # stop() waited for it
+
+
+async def test_a_table_the_child_refuses_is_reported_and_search_stays_by_words(tmp_path: Path) -> None:
+    tampered = tmp_path / static_model().onnx.name
+    shutil.copy(static_model().onnx, tampered)
+    with tampered.open("r+b") as handle:
+        handle.seek(100)
+        handle.write(b"\x00\x01\x02\x03")
+    db = Database.open(tmp_path / "kb.sqlite3")
+    semantic = SemanticRecall(db=db, files=replace(static_model(), onnx=tampered))
+    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path,
+                               search_budget=6144, semantic=semantic)
+    try:
+        await service.index_text(label="vacuum", text=VACUUM)
+        assert await anyio.to_thread.run_sync(semantic.worker.wait_idle, WAIT_S)
+        failure = semantic.worker.failure
+        assert failure is not None and "does not match its pinned sha256" in failure.message
+        line = await service.semantic_coverage(["vacuum"]) or ""
+        assert line.startswith("Semantic search is off") and "reinstall" in line
+        reply = await service.search(["old version of the row"], session_id="s")
+        assert "source: vacuum" in reply.text
+    finally:
+        semantic.close()
+        db.close()
+
+
+def test_the_embedder_dies_with_a_killed_server(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    script = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from context_kernel.semantic.files import static_model
+        from context_kernel.semantic.service import SemanticRecall
+        from context_kernel.store.db import Database
+        db = Database.open(Path({str(tmp_path / 'kb.sqlite3')!r}))
+        semantic = SemanticRecall(db=db, files=static_model())
+        semantic.start()
+        print(semantic.worker._proc.pid, flush=True)
+        time.sleep(120)
+    """)
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")})
+    try:
+        assert server.stdout is not None
+        child = int(server.stdout.readline())
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            # a zombie until its parent (init) reaps it: gone for our purposes once it no longer runs
+            state = Path(f"/proc/{child}/stat").read_text().split(")")[-1].split()[0] \
+                if Path(f"/proc/{child}/stat").exists() else "X"
+            if state in ("Z", "X"):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the embedder {child} outlived its server")
+    finally:
+        server.kill()
+        server.wait(10)
+        if server.stdout is not None:
+            server.stdout.close()

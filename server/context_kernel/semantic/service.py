@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import anyio
 import numpy as np
@@ -16,6 +17,7 @@ import numpy.typing as npt
 
 from ..store.db import Database
 from ..store.vectors import Coverage, VectorRepository
+from .embed_process import EmbeddingProcess
 from .encoder import WINDOW_TOKENS, Encoder
 from .files import ModelFiles
 from .index import DenseHit, VectorIndex
@@ -41,6 +43,10 @@ F32 = npt.NDArray[np.float32]
 log = logging.getLogger(__name__)
 
 
+def make_encoder(files: ModelFiles, window_tokens: int = WINDOW_TOKENS) -> Encoder | StaticEncoder:
+    return StaticEncoder(files) if files.kind == "static" else Encoder(files, window_tokens=window_tokens)
+
+
 def kinds_for(files: ModelFiles) -> tuple[str, ...]:
     return STATIC_KINDS if files.kind == "static" else EMBEDDED_KINDS
 
@@ -55,19 +61,23 @@ def vector_model_id(files: ModelFiles, window_tokens: int | None = None) -> str:
 
 class SemanticRecall:
     def __init__(self, *, db: Database, files: ModelFiles, kinds: Sequence[str] | None = None,
-                 nice: int | None = None, window_tokens: int = WINDOW_TOKENS) -> None:
+                 nice: int | None = None, window_tokens: int = WINDOW_TOKENS, in_process: bool = False) -> None:
         self._db = db
         self.files = files
         static = files.kind == "static"
-        self.encoder: Encoder | StaticEncoder = StaticEncoder(files) if static else Encoder(
-            files, window_tokens=window_tokens)
+        self.encoder = make_encoder(files, window_tokens)
         self.vectors = VectorRepository(db.engine, kinds=kinds or kinds_for(files),
                                         model=vector_model_id(files, self.encoder.window_tokens))
         # The static table is quick: it runs as any of the server's work, a little below it (nice 5),
         # and is done in seconds; a transformer takes hours and runs only on what the machine leaves.
-        self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder,
-                                      nice=(5 if static else 19) if nice is None else nice,
-                                      batch_chunks=STATIC_BATCH if static else BATCH_CHUNKS)
+        self.worker: EmbeddingWorker | EmbeddingProcess
+        if in_process:  # benchmarks and tests that time the embedding itself
+            self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder,
+                                          nice=19 if nice is None else nice,
+                                          batch_chunks=STATIC_BATCH if static else BATCH_CHUNKS)
+        else:
+            self.worker = EmbeddingProcess(db_path=Path(str(db.engine.url.database)), files=files,
+                                           kinds=kinds or kinds_for(files), nice=19 if nice is None else nice)
         self._index: VectorIndex | None = None
         self._complete_upto = 0
         one_blas_thread()

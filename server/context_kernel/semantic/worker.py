@@ -47,12 +47,15 @@ class Progress:
 
 class EmbeddingWorker:
     def __init__(self, *, run_sync: Callable[..., object], repo: VectorRepository, encoder: Encoder | StaticEncoder,
-                 batch_chunks: int = BATCH_CHUNKS, nice: int = 19) -> None:
+                 batch_chunks: int = BATCH_CHUNKS, nice: int = 19, pause: float = 0.0) -> None:
         self._run_sync = run_sync
         self._repo = repo
         self._encoder = encoder
         self._batch = batch_chunks
         self._nice = nice
+        # Nice lowers the thread's share of the CPU, not its share of the GIL: between batches it sleeps
+        # this long, so the event loop (a kernel's warm call) never waits behind a run of batches.
+        self._pause = pause
         self._thread: threading.Thread | None = None
         self._cond = threading.Condition()
         self._requested = 0
@@ -100,6 +103,12 @@ class EmbeddingWorker:
     def failure(self) -> SemanticUnavailable | None:
         return self._failure
 
+    @property
+    def done(self) -> int:
+        """How many wakes are fully served (everything queued before them is embedded)."""
+        with self._cond:
+            return self._done
+
     def progress(self) -> Progress:
         with self._cond:
             return Progress(self._state, self._cursor, self._rate, self._failure.message if self._failure else None)
@@ -145,6 +154,8 @@ class EmbeddingWorker:
                 self._state = "embedding"
             if not self._embed(batch):
                 self._idle(seen)
+            elif self._pause:
+                time.sleep(self._pause)  # the GIL free for the event loop between batches (see __init__)
 
     def _idle(self, seen: int) -> None:
         with self._cond:
