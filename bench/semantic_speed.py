@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 from context_kernel.knowledge.fusion import hybrid_search  # noqa: E402
 from context_kernel.knowledge.search import search  # noqa: E402
 from context_kernel.knowledge.service import KnowledgeService  # noqa: E402
-from context_kernel.semantic.files import default_model  # noqa: E402
+from context_kernel.semantic.files import ModelFiles, default_model, static_model  # noqa: E402
 from context_kernel.semantic.index import VectorIndex  # noqa: E402
 from context_kernel.semantic.service import SemanticRecall  # noqa: E402
 from context_kernel.store.db import Database, write  # noqa: E402
@@ -265,11 +265,17 @@ async def embedding_and_kernels(work: Path, skip_kernel: bool) -> list[str]:
     return out
 
 
+def model_files(name: str) -> ModelFiles:
+    return static_model() if name == "static" else default_model()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--skip-kernel", action="store_true", help="leave out the kernel latency part")
     ap.add_argument("--parts", default="index,embedding,sizes", help="which parts to run")
+    ap.add_argument("--model", choices=["static", "minilm"], default="static",
+                    help="the default static table, or all-MiniLM-L6-v2 (the semantic-transformer extra)")
     args = ap.parse_args()
     rng = np.random.default_rng(13)
     with tempfile.TemporaryDirectory() as tmp:
@@ -283,9 +289,10 @@ def main() -> None:
             print("\n".join(anyio.run(embedding_and_kernels, work, args.skip_kernel)), flush=True)
         for size in (int(s) for s in args.sizes.split(",") if "sizes" in parts):
             db, repo, total = build(work / f"s{size}.sqlite3", size, replicate=False)
-            semantic = SemanticRecall(db=db, files=default_model())
+            semantic = SemanticRecall(db=db, files=model_files(args.model))
             semantic.encoder.load()
             windows, per_chunk = fill_vectors(db, semantic, rng)
+            semantic.warm()  # as a server does at start: fusion only once the vectors are loaded
             texts = queries()
             qvecs = np.stack([semantic.encoder.embed_query(q) for q in texts])
             print(f"\n## {total} chunks, {windows} windows ({per_chunk:.2f} per chunk)\n")
