@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
+from tests.knowledge.semantic_support import GARDEN, VACUUM, WAIT_S, recall, settled
 
 from context_kernel.cli import build_settings
 from context_kernel.errors import SemanticUnavailable
@@ -28,12 +29,6 @@ from context_kernel.store.db import Database
 from context_kernel.store.knowledge import KnowledgeRepository
 
 pytestmark = pytest.mark.anyio
-WAIT_S = 120.0
-
-VACUUM = ("# Routine vacuuming\n\nAn UPDATE or DELETE of a row does not immediately remove the old version of "
-          "the row. The space is reclaimed later by VACUUM, which marks dead tuples as reusable.\n")
-GARDEN = ("# Tomatoes\n\nWater the plants every morning and give them a stake to climb. Pinch the side shoots "
-          "so that the fruit ripens before the first frost.\n")
 
 
 @pytest.fixture(scope="module")
@@ -45,22 +40,12 @@ def encoder() -> Encoder:
 
 @pytest.fixture
 async def kb(tmp_path: Path) -> AsyncIterator[tuple[KnowledgeService, SemanticRecall]]:
-    db = Database.open(tmp_path / "kb.sqlite3")
-    (tmp_path / "project").mkdir(exist_ok=True)
-    semantic = SemanticRecall(db=db, files=default_model())
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
-                               search_budget=6144, semantic=semantic)
-    try:
+    """The transformer (all-MiniLM-L6-v2 through the semantic-transformer extra)."""
+    async with recall(tmp_path, default_model()) as (service, semantic, _):
         yield service, semantic
-    finally:
-        semantic.close()
-        db.close()
 
 
-async def embedded(semantic: SemanticRecall) -> None:
-    """Every section embedded and the vectors loaded, as a server has them a few seconds after starting."""
-    assert await anyio.to_thread.run_sync(semantic.worker.wait_idle, WAIT_S), "the embedder did not finish"
-    await anyio.to_thread.run_sync(semantic.warm)
+embedded = settled
 
 
 def test_the_default_model_files_match_their_pinned_hashes() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
+from tests.knowledge.semantic_support import GARDEN, VACUUM, WAIT_S, recall, settled
 
 from context_kernel.errors import SemanticUnavailable
 from context_kernel.knowledge.service import LOADING_NOTE, PENDING_NOTE, KnowledgeService
@@ -21,12 +22,6 @@ from context_kernel.store.db import Database
 from context_kernel.store.knowledge import KnowledgeRepository
 
 pytestmark = pytest.mark.anyio
-WAIT_S = 120.0
-
-VACUUM = ("# Routine vacuuming\n\nAn UPDATE or DELETE of a row does not immediately remove the old version of "
-          "the row. The space is reclaimed later by VACUUM, which marks dead tuples as reusable.\n")
-GARDEN = ("# Tomatoes\n\nWater the plants every morning and give them a stake to climb. Pinch the side shoots "
-          "so that the fruit ripens before the first frost.\n")
 
 
 @pytest.fixture(scope="module")
@@ -38,21 +33,8 @@ def encoder() -> StaticEncoder:
 
 @pytest.fixture
 async def kb(tmp_path: Path) -> AsyncIterator[tuple[KnowledgeService, SemanticRecall, Database]]:
-    db = Database.open(tmp_path / "kb.sqlite3")
-    (tmp_path / "project").mkdir(exist_ok=True)
-    semantic = SemanticRecall(db=db, files=static_model())
-    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
-                               search_budget=6144, semantic=semantic)
-    try:
-        yield service, semantic, db
-    finally:
-        semantic.close()
-        db.close()
-
-
-async def settled(semantic: SemanticRecall) -> None:
-    assert await anyio.to_thread.run_sync(semantic.worker.wait_idle, WAIT_S), "the embedder did not finish"
-    await anyio.to_thread.run_sync(semantic.warm)
+    async with recall(tmp_path, static_model()) as parts:
+        yield parts
 
 
 def test_the_table_and_tokenizer_match_their_pinned_hashes() -> None:

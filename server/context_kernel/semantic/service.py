@@ -35,6 +35,8 @@ STATIC_KINDS = ("text", "file", "fetch", "batch", "execution", "session-events")
 # Chunks per batch: the static table embeds a batch in one gather, the transformer in small steps
 # (stopping waits for the batch in hand).
 STATIC_BATCH = 64
+# About how fast the static table embeds on a 2-core machine (bench/semantic_coverage.py: 5 MB in 5-6 s).
+STATIC_BYTES_PER_S = 800_000.0
 # Below this cosine a chunk found by meaning alone is noise for MiniLM (unrelated English text
 # scores 0.1-0.25): such chunks never make a hit on their own.
 DENSE_FLOOR = 0.25
@@ -184,7 +186,8 @@ class SemanticRecall:
             return "Semantic search: not embedded (this kind of content is searched by words)."
         if cov.embedded >= cov.chunks:
             return "Semantic search covers it now."
-        rate = progress.bytes_per_s
+        # Before its first batch the embedder has no measured speed; the static table's is known well enough.
+        rate = progress.bytes_per_s or (STATIC_BYTES_PER_S if self.files.kind == "static" else None)
         when = f"in about {_duration(cov.pending_bytes / rate)}" if rate else "once the background embedder reaches it"
         return (f"Semantic search covers it {when} ({cov.chunks - cov.embedded} of {cov.chunks} sections are being "
                 "embedded in the background); until then ctx_search finds it by words.")
