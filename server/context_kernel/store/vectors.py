@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, bindparam, text
+from sqlalchemy import Engine, TextClause, bindparam, text
 
 from .db import write
 
@@ -37,6 +37,15 @@ class Coverage:
     """Bytes of this source's chunks, and of every chunk queued before them, still to embed."""
 
 
+def _unembedded(columns: str, tail: str = "") -> TextClause:
+    """A query over the chunks above `:after` of the embedded `:kinds` that have no vector of model `:m`."""
+    return text(
+        f"SELECT {columns} FROM chunks c JOIN sources s ON s.id = c.source_id "
+        "WHERE c.id > :after AND s.kind IN :kinds AND NOT EXISTS "
+        f"(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m){tail}"
+    ).bindparams(bindparam("kinds", expanding=True))
+
+
 class VectorRepository:
     """Synchronous repository; callers go through `Database.run` / `run_sync`."""
 
@@ -47,11 +56,7 @@ class VectorRepository:
 
     def pending(self, after: int, limit: int) -> list[PendingChunk]:
         """Chunks of embedded kinds, with id > after, that have no vector of this model yet, oldest first."""
-        stmt = text(
-            "SELECT c.id, c.title, c.content FROM chunks c JOIN sources s ON s.id = c.source_id "
-            "WHERE c.id > :after AND s.kind IN :kinds AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m) ORDER BY c.id LIMIT :n"
-        ).bindparams(bindparam("kinds", expanding=True))
+        stmt = _unembedded("c.id, c.title, c.content", " ORDER BY c.id LIMIT :n")
         with self._engine.connect() as conn:
             rows = conn.execute(stmt, {"after": after, "kinds": self._kinds, "m": self.model, "n": limit})
             return [PendingChunk(int(r[0]), str(r[1]), str(r[2])) for r in rows]
@@ -77,11 +82,7 @@ class VectorRepository:
     def first_unembedded(self, after: int) -> tuple[int | None, int]:
         """(the first chunk above `after` of an embedded kind that has no vector of this model or None,
         the highest chunk id now): a search asks whether every section it could rank has its vector."""
-        stmt = text(
-            "SELECT min(c.id) FROM chunks c JOIN sources s ON s.id = c.source_id "
-            "WHERE c.id > :after AND s.kind IN :kinds AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m)"
-        ).bindparams(bindparam("kinds", expanding=True))
+        stmt = _unembedded("min(c.id)")
         with self._engine.connect() as conn:
             top = int(conn.execute(text("SELECT coalesce(max(id), 0) FROM chunks")).scalar() or 0)
             first = conn.execute(stmt, {"after": after, "kinds": self._kinds, "m": self.model}).scalar()
@@ -93,11 +94,7 @@ class VectorRepository:
         Chunks with id <= after are known to have theirs (the embedder's cursor); bytes are estimated from
         each source's size over its chunk count, as in `coverage` (reading the text made a poll of a
         50 MB index cost a second of the store's thread)."""
-        stmt = text(
-            "SELECT count(*), coalesce(sum(s.bytes * 1.0 / max(s.chunk_count, 1)), 0) FROM chunks c "
-            "JOIN sources s ON s.id = c.source_id WHERE c.id > :after AND s.kind IN :kinds AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id AND v.model = :m)"
-        ).bindparams(bindparam("kinds", expanding=True))
+        stmt = _unembedded("count(*), coalesce(sum(s.bytes * 1.0 / max(s.chunk_count, 1)), 0)")
         with self._engine.connect() as conn:
             count, size = conn.execute(stmt, {"after": after, "kinds": self._kinds, "m": self.model}).one()
         return int(count), int(size)
