@@ -152,18 +152,13 @@ def _backlog(settings: Settings, files: ModelFiles | None) -> str:
     """'; N sections waiting for their vectors' (or every one embedded), read from the database."""
     if files is None or not settings.db_path.is_file():
         return ""
-    from sqlalchemy import create_engine
+    from .semantic.encoding import kinds_for, vector_model_id
+    from .store.vectors import read_backlog
 
-    from .semantic.service import kinds_for, vector_model_id
-    from .store.vectors import VectorRepository
-
-    engine = create_engine(f"sqlite:///file:{settings.db_path}?mode=ro&uri=true")
     try:
-        count, size = VectorRepository(engine, kinds=kinds_for(files), model=vector_model_id(files)).backlog()
+        count, size = read_backlog(settings.db_path, kinds=kinds_for(files), model=vector_model_id(files))
     except Exception as exc:  # noqa: BLE001 - an old or damaged database: the database check says more
         return f"; backlog unknown ({type(exc).__name__})"
-    finally:
-        engine.dispose()
     return (f"; {count} section(s) ({size / 1024:.0f} KB) waiting for their vectors (the server embeds them "
             "while it runs; searches rank by words until done)" if count else "; every section has its vectors")
 

@@ -39,6 +39,8 @@ from .worker import Progress
 log = logging.getLogger(__name__)
 
 REPORT_EVERY_S = 0.5
+_CHILD_MAIN = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+               "from context_kernel.semantic.embed_process import main; main()")
 START_TIMEOUT_S = 60.0
 
 
@@ -48,8 +50,10 @@ class EmbeddingProcess:
     def __init__(self, *, db_path: Path, files: ModelFiles, kinds: Sequence[str], nice: int = 19,
                  python: str = sys.executable) -> None:
         spec = json.dumps({**asdict(files), "onnx": str(files.onnx), "tokenizer": str(files.tokenizer)})
-        self._argv = [python, "-m", "context_kernel.semantic.embed_process", str(db_path), spec, ",".join(kinds),
-                      str(nice)]
+        # The child finds this package where the server found it (a checkout run from its source root
+        # need not be installed): the source root goes first on its path, the environment stays as it is.
+        self._argv = [python, "-c", _CHILD_MAIN, str(Path(__file__).parents[2]), str(db_path), spec,
+                      ",".join(kinds), str(nice)]
         self._cond = threading.Condition()
         self._proc: subprocess.Popen[bytes] | None = None
         self._requested = 0
@@ -119,10 +123,8 @@ class EmbeddingProcess:
         return float(self._report.get("busy_seconds", 0.0))
 
     def _start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
-                                                                          os.environ.get("PYTHONPATH")]))}
         self._proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, env=env, close_fds=True,
+                                      stderr=subprocess.DEVNULL, close_fds=True,
                                       preexec_fn=functools.partial(die_with_parent, signal.SIGKILL, os.getpid()))
         self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,), name="ck-embedder-reports",
                                         daemon=True)
@@ -170,7 +172,7 @@ class EmbeddingProcess:
 def _child(db_path: Path, files: ModelFiles, kinds: tuple[str, ...], nice: int) -> None:
     from ..store.db import Database
     from ..store.vectors import VectorRepository
-    from .service import make_encoder, vector_model_id
+    from .encoding import make_encoder, vector_model_id
     from .worker import EmbeddingWorker
 
     if nice:

@@ -18,20 +18,12 @@ import numpy.typing as npt
 from ..store.db import Database
 from ..store.vectors import Coverage, VectorRepository
 from .embed_process import EmbeddingProcess
-from .encoder import WINDOW_TOKENS, Encoder
+from .encoder import WINDOW_TOKENS
+from .encoding import kinds_for, make_encoder, vector_model_id
 from .files import ModelFiles
 from .index import DenseHit, VectorIndex
-from .static import WINDOW as STATIC_WINDOW
-from .static import StaticEncoder
 from .worker import BATCH_CHUNKS, EmbeddingWorker
 
-# With a transformer: prose and code that someone chose to index (files, directories, texts, fetched
-# pages, batch results), not a cell's raw output log nor hook events: embedding a 100 MB log would keep
-# it busy for hours.
-EMBEDDED_KINDS = ("text", "file", "fetch", "batch")
-# With the static table every kind: a section is never ranked by words alone next to sections ranked
-# by words and meaning, and a 100 MB log takes seconds, not hours.
-STATIC_KINDS = ("text", "file", "fetch", "batch", "execution", "session-events")
 # Chunks per batch: the static table embeds a batch in one gather, the transformer in small steps
 # (stopping waits for the batch in hand).
 STATIC_BATCH = 64
@@ -43,22 +35,6 @@ DENSE_FLOOR = 0.25
 
 F32 = npt.NDArray[np.float32]
 log = logging.getLogger(__name__)
-
-
-def make_encoder(files: ModelFiles, window_tokens: int = WINDOW_TOKENS) -> Encoder | StaticEncoder:
-    return StaticEncoder(files) if files.kind == "static" else Encoder(files, window_tokens=window_tokens)
-
-
-def kinds_for(files: ModelFiles) -> tuple[str, ...]:
-    return STATIC_KINDS if files.kind == "static" else EMBEDDED_KINDS
-
-
-def vector_model_id(files: ModelFiles, window_tokens: int | None = None) -> str:
-    """Vectors of another model, or of other windows, are not comparable: the id stored with them says both."""
-    if window_tokens is None:
-        window_tokens = STATIC_WINDOW if files.kind == "static" else min(WINDOW_TOKENS, files.max_tokens)
-    pinned = files.pinned.get(files.onnx.name)
-    return files.name + (":" + pinned[:12] if pinned else f":{files.onnx.stat().st_size}") + f":w{window_tokens}"
 
 
 class SemanticRecall:

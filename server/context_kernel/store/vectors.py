@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from sqlalchemy import Engine, TextClause, bindparam, text
+from sqlalchemy import Engine, TextClause, bindparam, create_engine, text
 
 from .db import write
 
@@ -167,3 +168,12 @@ class VectorRepository:
                 return Coverage(0, 0, 0)
             pending = conn.execute(backlog, {**params, "after": after, "upto": upto}).scalar()
         return Coverage(int(total), int(done or 0), int(pending or 0))
+
+
+def read_backlog(db_path: Path, *, kinds: Sequence[str], model: str) -> tuple[int, int]:
+    """`VectorRepository.backlog` of a database opened read-only, for doctor (which must not migrate it)."""
+    engine = create_engine(f"sqlite:///file:{db_path}?mode=ro&uri=true")
+    try:
+        return VectorRepository(engine, kinds=kinds, model=model).backlog()
+    finally:
+        engine.dispose()
