@@ -206,7 +206,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         compacted = last_compacted(settings.home, settings.project_dir) or 0.0
         return max(compacted, time.time() - settings.resend_after_s)
 
-    knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=settings.project_dir,
+    knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine, project=str(settings.project_dir)),
+                                 project_dir=settings.project_dir,
                                  search_budget=settings.search_budget, guard=guard, spawn=spawn,
                                  forgotten_before=forgotten_before)
     semantic_slot: list[SemanticRecall] = []

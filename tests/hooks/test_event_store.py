@@ -201,8 +201,12 @@ async def test_purging_a_project_removes_its_hook_memory_and_keeps_other_project
         assert "1 hook events" in done
         after = text_of(await client.call_tool("ctx_search", {"queries": ["secret_plan"], "source": "session-events"}))
         assert "src/secret_plan.py" not in after
-        kept = text_of(await client.call_tool("ctx_search", {"queries": ["other_plan"], "source": "session-events"}))
-        assert "session-events:theirs" in kept  # still indexed (its text was already sent above)
+        # The other project's memory is its own: not searchable here, kept for every project's search.
+        hidden = text_of(await client.call_tool("ctx_search", {"queries": ["other_plan"], "source": "session-events"}))
+        assert "session-events:theirs" not in hidden
+        kept = text_of(await client.call_tool("ctx_search", {"queries": ["other_plan"], "source": "session-events",
+                                                             "scope": "all"}))
+        assert f"session-events:theirs (project: {other.resolve()})" in kept
 
 
 def test_a_reused_pid_does_not_look_like_a_live_server(tmp_path: Path) -> None:

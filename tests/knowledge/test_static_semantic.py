@@ -247,3 +247,39 @@ def test_the_embedder_dies_with_a_killed_server(tmp_path: Path) -> None:
         server.wait(10)
         if server.stdout is not None:
             server.stdout.close()
+
+
+async def test_meaning_never_brings_back_another_projects_section(tmp_path: Path) -> None:
+    """Two projects on one database: the nearest vectors of project A are A's own, and a question
+    that only B's text answers (by meaning alone) finds nothing in A."""
+    db = Database.open(tmp_path / "kb.sqlite3")
+    semantic = SemanticRecall(db=db, files=static_model())
+    services = {}
+    for name in ("alpha", "beta"):
+        (tmp_path / name).mkdir()
+        repo = KnowledgeRepository(db.engine, project=str(tmp_path / name))
+        services[name] = (repo, KnowledgeService(db=db, repo=repo, project_dir=tmp_path / name, search_budget=6144,
+                                                 semantic=semantic))
+    try:
+        await services["beta"][1].index_text(label="notes", text=VACUUM)
+        await services["alpha"][1].index_text(label="notes", text=GARDEN)
+        await settled(semantic)
+        assert await db.run(semantic.covered)
+        question = "why is my table not smaller after I delete records"
+        beta = await services["beta"][1].search([question], session_id="b", limit=2)
+        alpha = await services["alpha"][1].search([question], session_id="a", limit=2)
+        assert "reclaimed later by VACUUM" in beta.text
+        assert "VACUUM" not in alpha.text and "Tomatoes" not in beta.text
+
+        alpha_repo = services["alpha"][0]
+        own = await db.run(alpha_repo.own_chunk_ids)
+        assert own is not None and own == set(await db.run(lambda: [c.id for c in alpha_repo.source_chunks("notes")]))
+        vectors = await semantic.embed_queries([question])
+        assert vectors is not None
+        nearest = await db.run(semantic.dense, vectors[0], 10, None, None, own)
+        everywhere = await db.run(semantic.dense, vectors[0], 10)
+        assert {h.chunk_id for h in nearest} <= own
+        assert {h.chunk_id for h in everywhere} - own  # without the filter, beta's section is the nearest
+    finally:
+        semantic.close()
+        db.close()

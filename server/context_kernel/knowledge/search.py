@@ -274,10 +274,18 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
         if near is None and respells > 0:
             respells -= 1
             near = respell(term, stem, repo.stem_frequencies)
+        if near is not None and not _in_scope(repo, near):
+            near = None  # a word only another project's sections hold: neither searched nor named in the reply
         fixed.append(near or term)
         if near is None:
             absent.append(term)
     return (fixed if fixed != terms else None), absent
+
+
+def _in_scope(repo: KnowledgeRepository, term: str) -> bool:
+    """Whether a section the repository may show holds the word (the vocabulary's counts are shared by
+    every project in the data dir; the sections are not)."""
+    return repo.project is None or bool(repo.match("porter", fts_quote(term), limit=1))
 
 
 def _respelled_identifier(repo: KnowledgeRepository, ident: str, source: str | None,

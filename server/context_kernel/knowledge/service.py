@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # numpy and the model: only when the semantic extra is instal
     from ..semantic.service import SemanticRecall
 
 MAX_QUERIES = 10
+# What ctx_search looks through: this project's sources, or every project's in the data dir.
+SCOPES = ("project", "all")
 BATCH_BYTES = 4 * 1024 * 1024
 # Room a hit's heading line takes in the reply, besides its snippet.
 HIT_OVERHEAD = 160
@@ -317,6 +319,11 @@ class KnowledgeService:
     async def purge(self, *, scope: str, session_id: str) -> dict[str, int]:
         if scope == "project":
             return await self._db.run(lambda: self._repo.purge(project_dir=str(self._project_dir)))
+        owner = await self._db.run(self._repo.session_project, session_id)
+        if owner is not None and owner != str(self._project_dir):
+            raise InvalidRequest(f"session {session_id} worked in another project ({owner}); nothing deleted",
+                                 hint="purge it from a server started in that project, or leave sessionId out "
+                                      "to purge this session")
         self._calls.pop(session_id, None)
         return await self._db.run(lambda: self._repo.purge(session_id=session_id))
 
@@ -331,22 +338,29 @@ class KnowledgeService:
     # -- search --------------------------------------------------------------------------------
 
     async def search(self, queries: list[str], *, session_id: str, source: str | None = None, limit: int = 3,
-                     content_type: str | None = None, sort: str = "relevance") -> SearchReply:
+                     content_type: str | None = None, sort: str = "relevance", scope: str = "project") -> SearchReply:
+        """`scope`: "project" searches this project's sources; "all" every project's in the data dir,
+        each hit's label naming its project."""
         wanted = [q for q in queries if q.strip()][:MAX_QUERIES]
         if not wanted:
             raise InvalidRequest("queries is empty", hint="pass one or more search strings: queries=[\"...\"]")
+        if scope not in SCOPES:
+            raise InvalidRequest(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}",
+                                 hint='scope="project" (the default) or scope="all" to search every project')
         if self._ingest is not None:
             await self._ingest()
+        repo = self._repo if scope == "project" else self._repo.everywhere()
+        # Freshness is the current project's: another project's files are its own server's to re-index.
         watched = await self._db.run(self._repo.file_sources, source)
         notes: list[str] = []
         chars = snippet_chars(self._budget, limit)
 
         def fuse(q: str, dense: list[DenseHit], windows: BestWindows, lexical: LexicalRanking | None) -> SearchResult:
-            return hybrid_search(self._repo, q, dense, limit=limit, source=source, kind=content_type, sort=sort,
+            return hybrid_search(repo, q, dense, limit=limit, source=source, kind=content_type, sort=sort,
                                  snippet_chars=chars, best_windows=windows, lexical=lexical)
 
         def lexical_hop(lexicals: list[LexicalRanking | None] | None = None) -> list[SearchResult]:
-            return [search(self._repo, q, limit=limit, source=source, kind=content_type, sort=sort,
+            return [search(repo, q, limit=limit, source=source, kind=content_type, sort=sort,
                            snippet_chars=chars, lexical=lexicals[i] if lexicals else None)
                     for i, q in enumerate(wanted)]
 
@@ -355,7 +369,7 @@ class KnowledgeService:
                 if self._semantic_coming and LOADING_NOTE not in notes:
                     notes.append(LOADING_NOTE)
                 return await self._db.run(lexical_hop)
-            results, note = await self._hybrid(self._semantic, wanted, source, content_type, lexical_hop, fuse)
+            results, note = await self._hybrid(self._semantic, repo, wanted, source, content_type, lexical_hop, fuse)
             if note and note not in notes:
                 notes.append(note)
             return results
@@ -381,7 +395,8 @@ class KnowledgeService:
         def rendered() -> SearchReply:
             # What this session was already sent, and the record of what it is sent now.
             already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits], since=since)
-            text, sent_ids, shown, back = render(results, already, self._budget, notes, content_type)
+            text, sent_ids, shown, back = render(results, already, self._budget, notes, content_type,
+                                                 projects=scope == "all")
             self._repo.mark_sent(session_id, sent_ids, call_no)
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()), back=back)
 
@@ -389,7 +404,8 @@ class KnowledgeService:
         count_back(reply.back)
         return reply
 
-    async def _hybrid(self, semantic: SemanticRecall, wanted: list[str], source: str | None, kind: str | None,
+    async def _hybrid(self, semantic: SemanticRecall, repo: KnowledgeRepository, wanted: list[str],
+                      source: str | None, kind: str | None,
                       lexical_hop: Callable[[list[LexicalRanking | None]], list[SearchResult]],
                       fuse: Callable[[str, list[DenseHit], BestWindows, LexicalRanking | None], SearchResult],
                       ) -> tuple[list[SearchResult], str | None]:
@@ -399,7 +415,7 @@ class KnowledgeService:
         # A task, not a task group: errors reach the caller as themselves, not in an ExceptionGroup.
         embedding = asyncio.ensure_future(semantic.embed_queries(wanted))
         def lexical_and_coverage() -> tuple[list[LexicalRanking | None], bool]:
-            return [rank_lexical(self._repo, q, source=source, kind=kind) for q in wanted], semantic.covered()
+            return [rank_lexical(repo, q, source=source, kind=kind) for q in wanted], semantic.covered()
 
         try:
             lexicals, covered = await self._db.run(lexical_and_coverage)
@@ -420,7 +436,8 @@ class KnowledgeService:
             for i, vector in zip(respelled, await semantic.embed_queries(spelled) or [], strict=False):
                 vectors[i] = vector
         found = vectors
-        return await self._db.run(lambda: [fuse(q, semantic.dense(found[i], DENSE_DEPTH, source, kind),
+        return await self._db.run(lambda: [fuse(q, semantic.dense(found[i], DENSE_DEPTH, source, kind,
+                                                                  repo.own_chunk_ids()),
                                                 semantic.best_windows(found[i]), lexicals[i])
                                            for i, q in enumerate(wanted)]), None
 
@@ -453,10 +470,11 @@ def _changed_files(rows: list[SourceRow]) -> tuple[list[tuple[SourceRow, str, fl
     return changed, gone
 
 
-def render(results: list[SearchResult], already: dict[int, int], budget: int,
-           notes: list[str], kind: str | None = None) -> tuple[str, list[int], int, dict[str, int]]:
+def render(results: list[SearchResult], already: dict[int, int], budget: int, notes: list[str],
+           kind: str | None = None, *, projects: bool = False) -> tuple[str, list[int], int, dict[str, int]]:
     """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named.
-    Also the bytes of the hits sent, per source label.
+    Also the bytes of the hits sent, per source label. `projects`: each label names its project
+    (a search over every project's sources).
 
     New hits share the budget left after headers: each may grow to its share, and what a short
     hit does not need goes to the others (a fixed 1,500-character snippet cut answers out of
@@ -464,7 +482,8 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
     """
     parts: list[str] = list(notes)
     headers = [_header(result, kind) for result in results]
-    snippets = _sized_snippets(results, already, budget - sum(len(p.encode()) + 2 for p in parts), headers)
+    snippets = _sized_snippets(results, already, budget - sum(len(p.encode()) + 2 for p in parts), headers,
+                               projects)
     used = sum(len(p.encode()) for p in parts)
     sent: list[int] = []
     seen_now: set[int] = set()
@@ -475,7 +494,7 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int,
         block = [header]
         for hit in result.hits:
             c = hit.chunk
-            where = _where(hit)
+            where = _where(hit, projects)
             if c.id in already or c.id in seen_now:
                 when = f"search call {already[c.id]}" if c.id in already else "this reply"
                 entry = f"### {where}\n(already sent in {when}; not repeated)"
@@ -518,8 +537,11 @@ def _want(size: int) -> int:
 RESERVE = 160
 
 
-def _where(hit: Hit) -> str:
+def _where(hit: Hit, projects: bool = False) -> str:
     where = f"{hit.chunk.title} — source: {hit.chunk.label}"
+    if projects:
+        project = hit.chunk.project_dir
+        where += f" (project: {project})" if project else " (project: unknown, indexed before projects were recorded)"
     if hit.also_in:
         where += " (same text in " + ", ".join(hit.also_in[:5]) + (", …" if len(hit.also_in) > 5 else "") + ")"
     return where
@@ -540,7 +562,7 @@ def _header(result: SearchResult, kind: str | None) -> str:
 
 
 def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget: int,
-                    headers: list[str]) -> dict[int, str]:
+                    headers: list[str], projects: bool = False) -> dict[int, str]:
     """Chunk id → its snippet, for the new hits that get a share of the budget."""
     fixed = sum(len(h.encode()) + 2 for h in headers) + RESERVE
     fresh: list[tuple[int, int, SearchResult, int]] = []  # (rank in its query, query, result, hit index)
@@ -548,7 +570,7 @@ def _sized_snippets(results: list[SearchResult], already: dict[int, int], budget
     for q, result in enumerate(results):
         for rank, hit in enumerate(result.hits):
             c = hit.chunk
-            fixed += len(f"### {_where(hit)}\n".encode()) + 1
+            fixed += len(f"### {_where(hit, projects)}\n".encode()) + 1
             if c.id in already or c.id in seen:
                 fixed += 48  # "(already sent in ...; not repeated)"
                 continue

@@ -121,14 +121,19 @@ class SemanticRecall:
         self._complete_upto = first - 1
         return False
 
-    def dense(self, query: F32, k: int, source: str | None = None, kind: str | None = None) -> list[DenseHit]:
-        """The k nearest chunks by their best window (on the store's thread, like every read)."""
+    def dense(self, query: F32, k: int, source: str | None = None, kind: str | None = None,
+              among: frozenset[int] | None = None) -> list[DenseHit]:
+        """The k nearest chunks by their best window (on the store's thread, like every read).
+        `among`: only these chunks (the project's own, when other projects share the data dir)."""
         if self._index is None:  # not warmed (a benchmark or test calling directly): load it here
             self._index = VectorIndex(self.vectors, self.encoder.dim or len(query))
         self._index.sync()
         allowed = None
-        if source or kind:
-            ids = np.asarray(self.vectors.chunk_ids(source, kind), dtype=np.int64)
+        if source or kind or among is not None:
+            ids = np.asarray(self.vectors.chunk_ids(source, kind) if source or kind else sorted(among or ()),
+                             dtype=np.int64)
+            if among is not None and (source or kind):
+                ids = ids[np.isin(ids, np.fromiter(among, dtype=np.int64, count=len(among)))]
             allowed = lambda chunks: np.isin(chunks, ids)  # noqa: E731 - a one-line closure over ids
         return [h for h in self._index.search(query, k, allowed) if h.score >= DENSE_FLOOR]
 

@@ -27,7 +27,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.sql.elements import TextClause
 
 from ..errors import StoreError
-from .migrations import migrate
+from .migrations import MIGRATIONS, migrate
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -64,12 +64,23 @@ def _on_begin(conn: Connection) -> None:
 
 
 @contextmanager
-def write(engine: Engine) -> Iterator[Connection]:
-    """A write transaction (`BEGIN IMMEDIATE`), committed on exit; every store write goes through it."""
+def write(engine: Engine, *, foreign_keys: bool = True) -> Iterator[Connection]:
+    """A write transaction (`BEGIN IMMEDIATE`), committed on exit; every store write goes through it.
+
+    `foreign_keys=False`: for a migration that rebuilds a referenced table (the pragma is set before
+    the transaction begins, where SQLite honours it, and set back after)."""
     with engine.connect() as conn:
         conn.execution_options(**{_IMMEDIATE: True})
-        with conn.begin():
-            yield conn
+        raw = conn.connection.driver_connection
+        assert raw is not None  # a checked-out connection always has its driver's
+        if not foreign_keys:
+            raw.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with conn.begin():
+                yield conn
+        finally:
+            if not foreign_keys:
+                raw.execute("PRAGMA foreign_keys = ON")
 
 
 def open_engine(path: Path) -> Engine:
@@ -84,7 +95,10 @@ def open_engine(path: Path) -> Engine:
     event.listen(engine, "begin", _on_begin)
     try:
         with write(engine) as conn:
-            migrate(conn)
+            reached = migrate(conn)
+        if reached < len(MIGRATIONS):
+            with write(engine, foreign_keys=False) as conn:
+                migrate(conn, foreign_keys_off=True)
     except SQLAlchemyError as exc:
         engine.dispose()
         raise store_error(exc, path) from exc

@@ -1,6 +1,12 @@
 """The knowledge base tables: sources, chunks, their two FTS5 indexes, the vocabulary, what was sent.
 
 Callers build FTS5 expressions with `fts_quote` only: user text never reaches MATCH unquoted.
+
+Knowledge belongs to a project: a repository made for one (`project=`) reads and replaces only that
+project's sources, so one data dir serves many projects without a search in one returning another's
+notes. `everywhere()` is the same tables unscoped (`ctx_search(scope="all")`, hook memory, retention).
+What stays shared is vocabulary statistics (how many sections hold a stem: ranking weights and
+candidates for spelling correction), never a section's text or label.
 """
 
 from __future__ import annotations
@@ -8,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection, Engine, bindparam, text
 
@@ -55,6 +61,7 @@ class ChunkRow:
     content: str
     kind: str
     indexed_at: float
+    project_dir: str | None = None
 
 
 def fts_quote(term: str) -> str:
@@ -68,7 +75,7 @@ def like_escape(value: str) -> str:
 
 _PORTER_STRUCTURE = text("SELECT block FROM chunks_porter_data WHERE id = 10")
 _SOURCES_STATE = text("SELECT max(id), count(*) FROM sources")
-_FILE_SOURCES = text("SELECT * FROM sources WHERE kind = 'file' AND origin IS NOT NULL")
+_FILE_SOURCES = "SELECT * FROM sources WHERE kind = 'file' AND origin IS NOT NULL"
 _STEM_COUNTS = text("SELECT term, doc FROM chunks_vocab WHERE term IN :t").bindparams(bindparam("t", expanding=True))
 MAX_CACHED_STEMS = 50_000
 _STEMS_FROM = text("SELECT term, doc FROM chunks_vocab WHERE term >= :lo AND term < :hi")
@@ -77,14 +84,32 @@ _STEMS_FROM = text("SELECT term, doc FROM chunks_vocab WHERE term >= :lo AND ter
 class KnowledgeRepository:
     """Synchronous repository; async callers go through `Database.run`."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, project: str | None = None) -> None:
         self._engine = engine
+        self.project = project
+        """The project whose sources this repository reads and replaces; None: every project's."""
+        self._everywhere: KnowledgeRepository | None = self if project is None else None
+        # The project's chunk ids when other projects share the tables (None: every chunk is the project's),
+        # with the sources' state they were read at: the semantic side filters its nearest vectors by them.
+        self._own_chunks: tuple[tuple[object, ...], frozenset[int] | None] | None = None
         # Indexed stems by first letter, then by length, with the porter index's version they were read
         # at (stems_near). Fetching a letter's stems is ~35 ms at 100,000 chunks; a typo asks for two.
         self._near: dict[str, tuple[bytes | None, dict[int, list[tuple[str, int]]]]] = {}
         self._files: tuple[tuple[object, ...], list[SourceRow]] | None = None
         self._df: tuple[bytes | None, dict[str, int]] = (None, {})
         self._names: tuple[tuple[object, ...], dict[str, list[int]]] | None = None
+
+    def everywhere(self) -> KnowledgeRepository:
+        """The same tables, every project's sources (labels then say whose they are)."""
+        if self._everywhere is None:
+            self._everywhere = KnowledgeRepository(self._engine)
+        return self._everywhere
+
+    def _scope(self, alias: str = "") -> tuple[str, dict[str, object]]:
+        """The WHERE condition (and its bind) that keeps this repository's project only."""
+        if self.project is None:
+            return "1 = 1", {}
+        return f"{alias + '.' if alias else ''}project_dir = :project", {"project": self.project}
 
     def replace_source(self, **spec: object) -> SourceRow:
         """Index chunks under a label, replacing whatever the label held before (see SourceSpec)."""
@@ -93,16 +118,18 @@ class KnowledgeRepository:
     def replace_sources(self, specs: Sequence[SourceSpec]) -> list[SourceRow]:
         """Several sources in one transaction: a directory indexes faster as one write."""
         with write(self._engine) as conn:
-            return [_replace(conn, spec) for spec in specs]
+            return [_replace(conn, spec if self.project is None else _owned(spec, self.project)) for spec in specs]
 
     def get_source(self, label: str) -> SourceRow | None:
+        scope, params = self._scope()
         with self._engine.connect() as conn:
-            row = conn.execute(text("SELECT * FROM sources WHERE label = :l"), {"l": label}).mappings().first()
+            row = conn.execute(text(f"SELECT * FROM sources WHERE label = :l AND {scope} ORDER BY id DESC"),
+                               {"l": label, **params}).mappings().first()
         return SourceRow(**row) if row else None
 
     def sources(self, label_filter: str | None = None, kinds: Sequence[str] | None = None) -> list[SourceRow]:
-        sql = "SELECT * FROM sources WHERE 1 = 1"
-        params: dict[str, object] = {}
+        scope, params = self._scope()
+        sql = f"SELECT * FROM sources WHERE {scope}"
         if label_filter:
             sql += " AND label LIKE :f ESCAPE '\\'"
             params["f"] = f"%{like_escape(label_filter)}%"
@@ -125,7 +152,8 @@ class KnowledgeRepository:
             # index as it was.
             version = (conn.execute(_PORTER_STRUCTURE).scalar(), *conn.execute(_SOURCES_STATE).one())
             if self._files is None or self._files[0] != version:
-                rows = [SourceRow(**r) for r in conn.execute(_FILE_SOURCES).mappings()]
+                scope, params = self._scope()
+                rows = [SourceRow(**r) for r in conn.execute(text(f"{_FILE_SOURCES} AND {scope}"), params).mappings()]
                 self._files = (version, rows)
         rows = self._files[1]
         if label_filter:
@@ -134,8 +162,26 @@ class KnowledgeRepository:
         return list(rows)
 
     def delete_sources(self, labels: Sequence[str]) -> int:
+        scope, params = self._scope()
         with write(self._engine) as conn:
-            return sum(delete_sources_where(conn, "label = :label", {"label": label}) for label in labels)
+            return sum(delete_sources_where(conn, f"label = :label AND {scope}", {"label": label, **params})
+                       for label in labels)
+
+    def own_chunk_ids(self) -> frozenset[int] | None:
+        """This project's chunk ids, or None when every chunk is its own (or the repository is unscoped):
+        what the nearest vectors are filtered by. Kept while the sources are unchanged."""
+        if self.project is None:
+            return None
+        with self._engine.connect() as conn:
+            version = tuple(conn.execute(_SOURCES_STATE).one())
+            if self._own_chunks is None or self._own_chunks[0] != version:
+                others = conn.execute(text("SELECT 1 FROM sources WHERE project_dir IS NOT :project LIMIT 1"),
+                                      {"project": self.project}).first()
+                ids = None if others is None else frozenset(int(r[0]) for r in conn.execute(text(
+                    "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id WHERE s.project_dir = :project"),
+                    {"project": self.project}))
+                self._own_chunks = (version, ids)
+        return self._own_chunks[1]
 
     def match(self, table: str, expression: str, *, limit: int, source: str | None = None,
               kind: str | None = None, source_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
@@ -150,7 +196,7 @@ class KnowledgeRepository:
         if source_ids is not None:
             where.append("c.source_id IN (" + ",".join(str(int(i)) for i in source_ids) + ")")
         sql = (f"SELECT c.id, bm25({fts}, 5.0, 1.0) AS score FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
-               + _filtered(where, params, source, kind) + " ORDER BY score LIMIT :limit")
+               + _filtered(where, params, source, kind, self.project) + " ORDER BY score LIMIT :limit")
         with self._engine.connect() as conn:
             return [(int(r[0]), float(r[1])) for r in conn.execute(text(sql), params)]
 
@@ -166,7 +212,8 @@ class KnowledgeRepository:
             version = tuple(conn.execute(_SOURCES_STATE).one())
             if self._names is None or self._names[0] != version:
                 names: dict[str, list[int]] = {}
-                for sid, label in conn.execute(text("SELECT id, label FROM sources")):
+                scope, params = self._scope()
+                for sid, label in conn.execute(text(f"SELECT id, label FROM sources WHERE {scope}"), params):
                     for word in name_words(str(label)):
                         names.setdefault(word, []).append(int(sid))
                 self._names = (version, names)
@@ -194,18 +241,18 @@ class KnowledgeRepository:
     def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
             return {}
-        stmt = text(
-            "SELECT c.id, c.source_id, s.label, c.seq, c.title, c.content, c.kind, s.indexed_at FROM chunks c "
-            "JOIN sources s ON s.id = c.source_id WHERE c.id IN :ids"
-        ).bindparams(bindparam("ids", expanding=True))
+        # The project's condition here too: whatever found these ids (a nearest vector, an old list),
+        # another project's section never comes back.
+        scope, params = self._scope("s")
+        stmt = text(f"{_CHUNK_ROWS} WHERE c.id IN :ids AND {scope}").bindparams(bindparam("ids", expanding=True))
         with self._engine.connect() as conn:
-            return {int(r["id"]): ChunkRow(**r) for r in conn.execute(stmt, {"ids": list(ids)}).mappings()}
+            return {int(r["id"]): ChunkRow(**r) for r in conn.execute(stmt, {"ids": list(ids), **params}).mappings()}
 
     def source_chunks(self, label: str) -> list[ChunkRow]:
+        scope, params = self._scope("s")
         with self._engine.connect() as conn:
-            rows = conn.execute(text(
-                "SELECT c.id, c.source_id, s.label, c.seq, c.title, c.content, c.kind, s.indexed_at FROM chunks c "
-                "JOIN sources s ON s.id = c.source_id WHERE s.label = :l ORDER BY c.seq"), {"l": label}).mappings()
+            rows = conn.execute(text(f"{_CHUNK_ROWS} WHERE s.label = :l AND {scope} ORDER BY s.id, c.seq"),
+                                {"l": label, **params}).mappings()
             return [ChunkRow(**r) for r in rows]
 
     def trigram_matches_over(self, expression: str, cap: int) -> bool:
@@ -224,7 +271,8 @@ class KnowledgeRepository:
         params: dict[str, object] = {"q": expression, "scan": scan, "needle": needle}
         sql = ("SELECT 1 FROM (SELECT rowid AS id FROM chunks_trigram WHERE chunks_trigram MATCH :q LIMIT :scan) m "
                "JOIN chunks c ON c.id = m.id "
-               + _filtered(["instr(lower(c.title || char(10) || c.content), :needle) > 0"], params, source, kind)
+               + _filtered(["instr(lower(c.title || char(10) || c.content), :needle) > 0"], params, source, kind,
+                           self.project)
                + " LIMIT 1")
         with self._engine.connect() as conn:
             return conn.execute(text(sql), params).first() is not None
@@ -284,12 +332,18 @@ class KnowledgeRepository:
                 "ON CONFLICT (session_id, chunk_id) DO UPDATE SET call_no = excluded.call_no, "
                 "sent_at = excluded.sent_at"), [{"s": session_id, "c": c, "n": call_no, "t": now} for c in chunk_ids])
 
+    def session_project(self, session_id: str) -> str | None:
+        """The project a server session worked in (None: no such session recorded)."""
+        with self._engine.connect() as conn:
+            return conn.execute(text("SELECT project_dir FROM sessions WHERE id = :s"), {"s": session_id}).scalar()
+
     def purge(self, *, session_id: str | None = None, project_dir: str | None = None) -> dict[str, int]:
         """Delete indexed sources and execution records of a session, or of a whole project."""
         with write(self._engine) as conn:
             params: dict[str, object]
             if session_id is not None:
-                where, params = "session_id = :v", {"v": session_id}
+                scope, params = self._scope()
+                where, params = f"session_id = :v AND {scope}", {"v": session_id, **params}
                 sessions = [session_id]
             else:
                 where, params = "project_dir = :v", {"v": project_dir}
@@ -333,22 +387,37 @@ def name_words(label: str) -> set[str]:
     return {w for w in _NAME_PART.findall(base) if len(w) >= 2 and not w.isdigit()}
 
 
-def _filtered(where: list[str], params: dict[str, object], source: str | None, kind: str | None) -> str:
-    """The rest of a query over `chunks c`: the join a source filter needs, then the WHERE clause;
-    fills `params` with the filters' values."""
+def _filtered(where: list[str], params: dict[str, object], source: str | None, kind: str | None,
+              project: str | None = None) -> str:
+    """The rest of a query over `chunks c`: the join a source or project filter needs, then the WHERE
+    clause; fills `params` with the filters' values."""
     join = ""
-    if source:
+    if source or project is not None:
         join = "JOIN sources s ON s.id = c.source_id "
+    if source:
         where = [*where, "s.label LIKE :src ESCAPE '\\'"]
         params["src"] = f"%{like_escape(source)}%"
+    if project is not None:
+        where = [*where, "s.project_dir = :project"]
+        params["project"] = project
     if kind:
         where = [*where, "c.kind = :kind"]
         params["kind"] = kind
     return join + "WHERE " + " AND ".join(where)
 
 
+_CHUNK_ROWS = ("SELECT c.id, c.source_id, s.label, c.seq, c.title, c.content, c.kind, s.indexed_at, s.project_dir "
+               "FROM chunks c JOIN sources s ON s.id = c.source_id")
+
+
+def _owned(spec: SourceSpec, project: str) -> SourceSpec:
+    """A spec filed under the repository's project unless it names its own (hook memory's sessions)."""
+    return spec if spec.project_dir is not None else replace(spec, project_dir=project)
+
+
 def _replace(conn: Connection, spec: SourceSpec) -> SourceRow:
-    delete_sources_where(conn, "label = :label", {"label": spec.label})
+    delete_sources_where(conn, "label = :label AND project_dir IS :project",
+                         {"label": spec.label, "project": spec.project_dir})
     chunks = spec.chunks
     result = conn.execute(text(
         "INSERT INTO sources (label, kind, origin, content_hash, mtime, bytes, chunk_count, code_chunks, "

@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
+from ..errors import StoreError
+
 
 def _m001_executions(conn: Connection) -> None:
     conn.execute(text("""
@@ -254,20 +256,69 @@ def _m008_chunk_vectors(conn: Connection) -> None:
         END"""))
 
 
+_SOURCE_COLUMNS = ("id, label, kind, origin, content_hash, mtime, bytes, chunk_count, code_chunks, session_id, "
+                   "project_dir, indexed_at")
+
+
+def _m009_labels_per_project(conn: Connection) -> None:
+    # Knowledge belongs to the project it was indexed from: two projects may each hold a `notes.md`.
+    # A label was unique across the data dir; now (project, label) is. SQLite cannot drop a UNIQUE
+    # constraint, so the table is rebuilt (the documented 12-step way: foreign keys off, or dropping
+    # the old table would delete every chunk through ON DELETE CASCADE) with the same ids, so chunks,
+    # vectors and what sessions were sent keep pointing at their sources. Rows of unknown project (NULL)
+    # stay; only `scope: "all"` shows them.
+    conn.execute(text("""
+        CREATE TABLE sources_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            label TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            origin TEXT,
+            content_hash TEXT,
+            mtime REAL,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            code_chunks INTEGER NOT NULL DEFAULT 0,
+            session_id TEXT,
+            project_dir TEXT,
+            indexed_at REAL NOT NULL
+        )"""))
+    conn.execute(text(f"INSERT INTO sources_new ({_SOURCE_COLUMNS}) SELECT {_SOURCE_COLUMNS} FROM sources"))
+    conn.execute(text("DROP TABLE sources"))
+    conn.execute(text("ALTER TABLE sources_new RENAME TO sources"))
+    conn.execute(text("CREATE UNIQUE INDEX sources_project_label ON sources(project_dir, label)"))
+    conn.execute(text("CREATE INDEX sources_label ON sources(label)"))
+    conn.execute(text("""
+        CREATE TRIGGER sources_ad_vectors AFTER DELETE ON sources BEGIN
+            UPDATE vector_state SET deletions = deletions + 1;
+        END"""))
+    broken = conn.execute(text("PRAGMA foreign_key_check")).fetchall()
+    if broken:  # never expected: the ids were copied as they were; refuse rather than commit a broken store
+        raise StoreError(f"upgrading the knowledge tables found {len(broken)} rows without their source; "
+                         "nothing was changed", hint="run `context-kernel doctor` and keep a copy of the database")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
-    _m006_execution_python, _m007_source_flows, _m008_chunk_vectors,
+    _m006_execution_python, _m007_source_flows, _m008_chunk_vectors, _m009_labels_per_project,
 ]
+# Steps that rebuild a table others reference: they run on a connection with foreign keys off
+# (a pragma SQLite ignores inside a transaction, so the caller sets it before beginning).
+WITHOUT_FOREIGN_KEYS = frozenset({_m009_labels_per_project})
 
 
-def migrate(conn: Connection) -> int:
-    """Apply the migrations this database has not seen; return the schema version reached."""
+def migrate(conn: Connection, *, foreign_keys_off: bool = False) -> int:
+    """Apply the migrations this database has not seen; return the schema version reached.
+
+    Stops before a step in WITHOUT_FOREIGN_KEYS unless `foreign_keys_off` says the connection has
+    them off: the caller then calls again on such a connection (`db.open_engine`)."""
     conn.execute(text(
         "CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)"))
     done = {row[0] for row in conn.execute(text("SELECT version FROM _migrations"))}
     for version, step in enumerate(MIGRATIONS, start=1):
         if version in done:
             continue
+        if step in WITHOUT_FOREIGN_KEYS and not foreign_keys_off:
+            return version - 1
         step(conn)
         conn.execute(
             text("INSERT INTO _migrations (version, name, applied_at) VALUES (:v, :n, :t)"),

@@ -20,9 +20,10 @@ INDEX_DOC = (
     "conversation; then ask ctx_search. Re-indexing a label replaces it; changed files are re-indexed when searched."
 )
 SEARCH_DOC = (
-    "Search everything indexed (files, fetched pages, large outputs, batch results): ranked sections with snippets "
-    "around the matching words, each headed by its title and source. Several queries per call; a section already "
-    "sent in this session is only named, not repeated (sent again after a context compaction or an hour)."
+    "Search what this project indexed (files, fetched pages, large outputs, batch results): ranked sections with "
+    "snippets around the matching words, each headed by its title and source. Several queries per call; a section "
+    "already sent in this session is only named, not repeated (sent again after a context compaction or an hour). "
+    'scope="all" searches every project\'s sources in the data dir.'
 )
 PURGE_DOC = "Delete indexed content and execution records of this session (or of the whole project). Needs confirm."
 
@@ -65,10 +66,13 @@ async def ctx_search(
     limit: Annotated[int, Field(description="Hits per query (1-10).", ge=1, le=10)] = 3,
     contentType: Annotated[Literal["code", "prose"] | None, Field(description="Only code or only prose.")] = None,  # noqa: N803 - the reference's name
     sort: Literal["relevance", "timeline"] = "relevance",
+    scope: Annotated[Literal["project", "all"], Field(
+        description="project: this project's sources; all: every project's in the data dir, labels naming it.")
+    ] = "project",
 ) -> CallToolResult:
     app, session = await app_and_session(ctx)
     reply = await app.knowledge.search(queries, session_id=session.id, source=source, limit=limit,
-                                       content_type=contentType, sort=sort)
+                                       content_type=contentType, sort=sort, scope=scope)
     return text_result(reply.text)
 
 
