@@ -180,6 +180,19 @@ async def _serve(settings: Settings, args: argparse.Namespace, listener: socket.
         tg.cancel_scope.cancel()
 
 
+def _port(text: str) -> int:
+    """`--port`: a TCP port. Checked here: the kernel keeps the low 16 bits of a larger one (99999 listens on
+    34463), and getaddrinfo's complaint about a negative one names the host."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a TCP port: give 1-65535, or 0 for a free one "
+                                         "(printed at start)")
+    return port
+
+
 def _listen(host: str, port: int) -> socket.socket | str:
     """The HTTP transport's listening socket, bound here so that a port in use is one line, not uvicorn's traceback."""
     import errno
@@ -536,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                        help="stdio: one client starts this process; http: streamable HTTP for clients that connect")
     serve.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
-    serve.add_argument("--port", type=int, default=8765, help="http: the port (0: a free one, printed at start)")
+    serve.add_argument("--port", type=_port, default=8765, help="http: the port (0: a free one, printed at start)")
     serve.add_argument("--project", help="project directory (default: the client's project variable, else cwd)")
     serve.add_argument("--max-kernels", type=int, default=None,
                        help="kernels kept warm at once, the least recently used stopped first "
