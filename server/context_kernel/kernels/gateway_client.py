@@ -103,9 +103,10 @@ class Gateway:
         response = await self._request("POST", "/api/kernels", timeout=timeout,
                                        body={"name": kernel_name, "env": env})
         if not response.is_success:
+            reason = _message(response)
             raise KernelStartFailed(f"the kernel gateway at {self.url} did not start kernel {kernel_name!r}: "
-                                    f"HTTP {response.status_code} {_message(response)}",
-                                    kernel_name=kernel_name, log_tail=_message(response))
+                                    f"HTTP {response.status_code} {reason}",
+                                    kernel_name=kernel_name, log_tail=reason, hint=_start_hint(response, reason))
         return str(response.json()["id"])
 
     async def kernel(self, kernel_id: str) -> dict[str, Any] | None:
@@ -151,6 +152,19 @@ class Gateway:
                 client, self._client = self._client, None
                 await client.aclose()
             await anyio.to_thread.run_sync(self.reaper.close)
+
+
+def _start_hint(response: httpx.Response, reason: str) -> str:
+    """What to do about a refused kernel start, in terms of our flags (the gateway's reason names its own)."""
+    if response.status_code == 403 and "KERNEL_USERNAME" in reason:
+        # Enterprise Gateway with authorized_users (or unauthorized_users): the kernel's user is taken from
+        # KERNEL_USERNAME in the start request's env, else the gateway's own user.
+        return ("the gateway starts kernels only for the users it authorizes: restart context-kernel with "
+                "--gateway-kernel-env KERNEL_USERNAME=<your user on the gateway> (a setting of the server: whoever "
+                "started it adds the flag)")
+    if response.status_code in (401, 403):
+        return "check --gateway-token / --gateway-auth-header"
+    return "the gateway's own log says more"
 
 
 def _message(response: httpx.Response) -> str:
