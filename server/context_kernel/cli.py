@@ -243,11 +243,25 @@ async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace,
         tg.cancel_scope.cancel()
 
 
+def _gateway_unusable(command: str, settings: Settings) -> bool:
+    """True, having said why and what to install, when a gateway is asked for that this install cannot use."""
+    if settings.gateway is None:
+        return False
+    from .kernels.gateway_client import missing_client
+
+    problem = missing_client()
+    if problem:
+        print(f"context-kernel {command}: {problem}", file=sys.stderr)
+    return problem is not None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
     settings = build_settings(args, dict(os.environ))
+    if _gateway_unusable("serve", settings):
+        return 2
     from .doctor import home_problem
 
     problem = home_problem(settings.home)
@@ -294,6 +308,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
+    if _gateway_unusable("doctor", settings):
+        return 2
     python = project_python(settings)
     gateway = open_gateway(settings)
     return run_doctor(settings, kernel_factory(settings, python, gateway), python, start=not args.no_start,
@@ -415,6 +431,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"context-kernel replay: no such notebook: {path}", file=sys.stderr)
         return 2
     settings = build_settings(args, dict(os.environ))
+    if _gateway_unusable("replay", settings):
+        return 2
     place = KernelPlace(kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir, env=settings.base_env)
     try:
         run_one = None
@@ -515,13 +533,14 @@ def _console_script() -> str:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
+    from .installation import in_uv_cache, this_installation
     from .settings import HTTP_TOKEN_FILE
     from .setup.cli import run
-    from .upgrade import in_uv_cache
 
     env = dict(os.environ)
+    lasting = this_installation().lasting_install() if in_uv_cache(sys.prefix) else None
     return run(args, home_dir=user_home(env), cwd=Path.cwd(), executable=_console_script(),
-               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=in_uv_cache(sys.prefix))
+               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=lasting)
 
 
 def _gateway_arguments(parser: argparse.ArgumentParser) -> None:

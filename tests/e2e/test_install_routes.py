@@ -130,7 +130,7 @@ def test_pipx_and_uvx_installs_have_the_kernel_files_and_the_r_launcher(
     assert len(lines) == 12 and all(line.startswith("[OK]") for line in lines), done["doctor"].stdout
 
 
-def test_upgrade_and_setup_fit_each_route(routes: dict[str, Results]) -> None:
+def test_upgrade_and_setup_fit_each_route(routes: dict[str, Results], wheel: Path) -> None:
     assert "installed with pip from a local path" in routes["pip"]["upgrade"].stdout
     assert "pipx upgrade context-kernel" in routes["pipx"]["upgrade"].stdout
     assert "installed with uvx (uv's cache)" in routes["uvx"]["upgrade"].stdout
@@ -138,4 +138,4 @@ def test_upgrade_and_setup_fit_each_route(routes: dict[str, Results]) -> None:
     for route in ("pip", "pipx"):
         assert routes[route]["setup"].returncode == 0, routes[route]["setup"].stderr
     uvx = routes["uvx"]["setup"]
-    assert uvx.returncode == 2 and "uv tool install context-kernel" in uvx.stderr
+    assert uvx.returncode == 2 and f"uv tool install {wheel}" in uvx.stderr  # what uvx ran, not a PyPI name

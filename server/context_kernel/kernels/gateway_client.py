@@ -10,6 +10,7 @@ One `Gateway` per server: one connection pool for all its kernels, closed with t
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -18,8 +19,18 @@ import anyio
 import httpx
 
 from ..errors import KernelError, KernelStartFailed, KernelUnavailable
+from ..installation import add_extra_command
 from ..settings import GatewaySettings
 from .gateway_reaper import Reaper
+
+
+def missing_client() -> str | None:
+    """Why this installation cannot drive a gateway's kernels (the `gateway` extra is absent), naming the
+    command that adds it; None when it can. Asked at start: a kernel start would fail on the import."""
+    if importlib.util.find_spec("websockets") is not None:
+        return None
+    return (f"--gateway-url needs the `gateway` extra (websockets), which is not installed here: "
+            f"{add_extra_command('gateway')} — then start it again")
 
 
 class GatewayError(KernelError):
