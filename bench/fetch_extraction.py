@@ -4,7 +4,7 @@ the navigation is dropped, and what the 3 KB preview is made of, per extractor.
     python bench/fetch_extraction.py [--per-site N] [--extractors ours,readability-only,trafilatura]
 
 `ours` is what ctx_fetch_and_index indexes; `readability-only` is readability's summary kept
-whatever it dropped; `trafilatura` needs `pip install 'context-kernel[bench]'`.
+whatever it dropped; `trafilatura` needs the `bench` extra (`pip install -e '.[bench]'` in the checkout).
 
 The pages are real HTML manuals that Debian packages install (valgrind, postgresql-doc-15,
 debian-reference-en, python3.11-doc, nodejs); sites whose package is missing are skipped and
@@ -220,7 +220,7 @@ def main() -> None:
     pages = anyio.run(fetch_all, sites, args.per_site)
     names = args.extractors.split(",")
     if "trafilatura" in names and importlib.util.find_spec("trafilatura") is None:
-        print("(skipped trafilatura: pip install 'context-kernel[bench]')", file=sys.stderr)
+        print("(skipped trafilatura: pip install -e '.[bench]' in the checkout)", file=sys.stderr)
         names.remove("trafilatura")
     print(f"# Main-content extraction: {len(pages)} real documentation pages from {len(sites)} sites\n")
     print("| site | pages | extractor | main text kept | navigation kept | preview shows the opening "

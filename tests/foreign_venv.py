@@ -18,18 +18,22 @@ from packaging.utils import canonicalize_name
 
 
 def requirement_closure(root: str) -> dict[str, metadata.Distribution]:
-    """`root` and every installed distribution it requires, recursively (no extras), by canonical name."""
+    """`root` and every installed distribution it requires, recursively, by canonical name: none of
+    `root`'s extras, but the extras its requirements ask for (mcp needs `pyjwt[crypto]`)."""
     found: dict[str, metadata.Distribution] = {}
-    todo = [root]
+    wanted: dict[str, set[str]] = {}
+    todo: list[tuple[str, frozenset[str]]] = [(root, frozenset())]
     while todo:
-        name = canonicalize_name(todo.pop())
-        if name in found:
+        raw, extras = todo.pop()
+        name = canonicalize_name(raw)
+        if name in found and extras <= wanted[name]:
             continue
+        wanted.setdefault(name, set()).update(extras)
         dist = found[name] = metadata.distribution(name)
         for line in dist.requires or []:
             req = Requirement(line)
-            if req.marker is None or req.marker.evaluate({"extra": ""}):
-                todo.append(req.name)
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ("", *wanted[name])):
+                todo.append((req.name, frozenset(req.extras)))
     return found
 
 

@@ -180,6 +180,19 @@ async def _serve(settings: Settings, args: argparse.Namespace, listener: socket.
         tg.cancel_scope.cancel()
 
 
+def _port(text: str) -> int:
+    """`--port`: a TCP port. Checked here: the kernel keeps the low 16 bits of a larger one (99999 listens on
+    34463), and getaddrinfo's complaint about a negative one names the host."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a TCP port: give 1-65535, or 0 for a free one "
+                                         "(printed at start)")
+    return port
+
+
 def _listen(host: str, port: int) -> socket.socket | str:
     """The HTTP transport's listening socket, bound here so that a port in use is one line, not uvicorn's traceback."""
     import errno
@@ -230,11 +243,25 @@ async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace,
         tg.cancel_scope.cancel()
 
 
+def _gateway_unusable(command: str, settings: Settings) -> bool:
+    """True, having said why and what to install, when a gateway is asked for that this install cannot use."""
+    if settings.gateway is None:
+        return False
+    from .kernels.gateway_client import missing_client
+
+    problem = missing_client()
+    if problem:
+        print(f"context-kernel {command}: {problem}", file=sys.stderr)
+    return problem is not None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
     settings = build_settings(args, dict(os.environ))
+    if _gateway_unusable("serve", settings):
+        return 2
     from .doctor import home_problem
 
     problem = home_problem(settings.home)
@@ -281,6 +308,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
+    if _gateway_unusable("doctor", settings):
+        return 2
     python = project_python(settings)
     gateway = open_gateway(settings)
     return run_doctor(settings, kernel_factory(settings, python, gateway), python, start=not args.no_start,
@@ -402,6 +431,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"context-kernel replay: no such notebook: {path}", file=sys.stderr)
         return 2
     settings = build_settings(args, dict(os.environ))
+    if _gateway_unusable("replay", settings):
+        return 2
     place = KernelPlace(kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir, env=settings.base_env)
     try:
         run_one = None
@@ -502,13 +533,14 @@ def _console_script() -> str:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
+    from .installation import in_uv_cache, this_installation
     from .settings import HTTP_TOKEN_FILE
     from .setup.cli import run
-    from .upgrade import in_uv_cache
 
     env = dict(os.environ)
+    lasting = this_installation().lasting_install() if in_uv_cache(sys.prefix) else None
     return run(args, home_dir=user_home(env), cwd=Path.cwd(), executable=_console_script(),
-               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=in_uv_cache(sys.prefix))
+               token_file=data_home(env) / HTTP_TOKEN_FILE, dirs=user_dirs(env), ephemeral=lasting)
 
 
 def _gateway_arguments(parser: argparse.ArgumentParser) -> None:
@@ -536,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                        help="stdio: one client starts this process; http: streamable HTTP for clients that connect")
     serve.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
-    serve.add_argument("--port", type=int, default=8765, help="http: the port (0: a free one, printed at start)")
+    serve.add_argument("--port", type=_port, default=8765, help="http: the port (0: a free one, printed at start)")
     serve.add_argument("--project", help="project directory (default: the client's project variable, else cwd)")
     serve.add_argument("--max-kernels", type=int, default=None,
                        help="kernels kept warm at once, the least recently used stopped first "

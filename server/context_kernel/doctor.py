@@ -11,7 +11,7 @@ import anyio
 from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory, run_hello
 
 __all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_doctor"]
-from .kernels.languages import LANGUAGES, Language
+from .kernels.languages import LANGUAGES, Language, fix_for
 from .settings import Settings
 from .wording import counted
 
@@ -84,11 +84,11 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
     try:  # the kernel is made as the server makes its kernels (app.kernel_factory)
         failed, seconds = await run_hello(kernels(kernel_name), settings.kernel_start_timeout_s, HELLO[lang.name])
     except ContextKernelError as exc:
-        return Check("FAIL", subject, f"{exc.message[:300]} — {lang.install}")
+        return Check("FAIL", subject, f"{exc.message[:300]} — {fix_for(lang, exc.message)}")
     if failed is None:
         state = "stateful" if lang.stateful else "stateless: a fresh process per call"
         return Check("OK", subject, f"starts and runs code in {seconds:.1f} s ({state})")
-    return Check("FAIL", subject, f"started but the test cell failed: {failed[:300]} — {lang.install}")
+    return Check("FAIL", subject, f"started but the test cell failed: {failed[:300]} — {fix_for(lang, failed)}")
 
 
 def stock_irkernel(settings: Settings) -> str | None:

@@ -88,8 +88,8 @@ class KernelUnavailable(KernelError):
 class KernelStartFailed(KernelError):
     """The kernel process did not come up (crashed or did not answer in time)."""
 
-    def __init__(self, message: str, *, kernel_name: str, log_tail: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, kernel_name: str, log_tail: str = "", hint: str = "") -> None:
+        super().__init__(message, hint=hint)
         self.kernel_name = kernel_name
         self.log_tail = log_tail
 

@@ -54,7 +54,7 @@ async def _run_hello(settings: Settings, kernels: KernelFactory, name: str, subj
     try:
         failed, seconds = await run_hello(kernels(name), settings.kernel_start_timeout_s, hello)
     except ContextKernelError as exc:
-        return Check("FAIL", subject, exc.message[:300])
+        return Check("FAIL", subject, exc.message[:300] + (f" — {exc.hint}" if exc.hint else ""))
     if failed is None:
         return Check("OK", subject, f"starts and runs code in {seconds:.1f} s")
     return Check("FAIL", subject, f"started but the test cell failed: {failed[:300]}")

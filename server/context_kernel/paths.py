@@ -11,6 +11,8 @@ from .errors import PathRefused
 Want = Literal["file", "dir", "any", "new-dir"]
 # What each tool does with the path, for the message that refuses it.
 _DOES = {"ctx_export": "writes", "ctx_index": "indexes"}
+# Entries of a directory named in the refusal when a file was wanted: enough to pick one.
+LISTED_ENTRIES = 5
 
 
 def resolve_in_project(project_dir: Path, path: str, want: Want = "file", *, tool: str) -> Path:
@@ -41,9 +43,25 @@ def resolve_in_project(project_dir: Path, path: str, want: Want = "file", *, too
             raise PathRefused(f"{tool} refused {path!r}: {existing} is not a directory", path=path,
                               resolved=str(real), hint="name a directory, or a new one, under the project")
         return real
+    if want == "file" and real.is_dir():
+        raise PathRefused(f"{tool}: {path} is a directory, not a file", path=path, resolved=str(real),
+                          hint=_directory_hint(real, path, tool))
     ok = {"file": real.is_file(), "dir": real.is_dir(), "any": real.exists()}[want]
     if not ok:
         noun = {"file": "file", "dir": "directory", "any": "file or directory"}[want]
         raise PathRefused(f"{tool}: no such {noun}: {path}", path=path, resolved=str(real),
                           hint="check the path (relative paths start at the project directory)")
     return real
+
+
+def _directory_hint(real: Path, path: str, tool: str) -> str:
+    """What to do with a directory given where one file was wanted: a few of its entries to pick from."""
+    try:
+        names = sorted(f"{entry.name}/" if entry.is_dir() else entry.name for entry in real.iterdir())
+    except OSError:
+        names = []
+    shown = ", ".join(f"{path.rstrip('/')}/{name}" for name in names[:LISTED_ENTRIES])
+    more = f" and {len(names) - LISTED_ENTRIES} more" if len(names) > LISTED_ENTRIES else ""
+    holds = f"it holds {shown}{more}" if names else "it is empty"
+    return (f"{holds}. {tool} reads one file: call it with one of them, or use ctx_execute with code that walks "
+            f"the directory (its path: {real})")

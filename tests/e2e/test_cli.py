@@ -144,3 +144,26 @@ def test_sessions_lists_only_languages_that_ran_and_cuts_no_column(tmp_path: Pat
     assert "javascript,python,typescript" in row  # was cut at 24 characters
     assert "cobol" not in row  # refused: it never ran (was listed as used)
     assert header.endswith("not run") and row.split()[-1] == "2"  # the refused and kernel-less calls
+
+
+@pytest.mark.kernels
+def test_doctor_under_a_rustup_without_a_default_toolchain_says_rustup_default_not_apt(tmp_path: Path) -> None:
+    import shutil
+
+    import anyio
+
+    from context_kernel.app import kernel_factory
+    from context_kernel.doctor import check_language
+    from context_kernel.settings import Settings
+
+    rustc = shutil.which("rustc")
+    if rustc is None or not Path(rustc).resolve().name.startswith("rustup"):
+        pytest.skip("rustc here is not rustup's proxy")
+    # rustup with an empty home: its rustc proxy is installed, but no toolchain is chosen.
+    (tmp_path / "rustup").mkdir()
+    settings = Settings(home=tmp_path / "home", project_dir=tmp_path, kernel_start_timeout_s=60.0,
+                        base_env={**os.environ, "RUSTUP_HOME": str(tmp_path / "rustup")})
+    check = anyio.run(check_language, settings, LANGUAGES["rust"], True, kernel_factory(settings))
+    assert check.level == "FAIL" and "apt-get install rustc" not in check.detail
+    assert check.detail.endswith("— rustc is rustup's proxy and no toolchain is chosen: run `rustup default "
+                                 "stable` as the user the server runs as"), check.detail

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import httpx2
+import pytest
 from tests.e2e.http_harness import tools_call
 
 CLI = [sys.executable, "-m", "context_kernel"]
@@ -59,6 +60,15 @@ def test_a_port_in_use_is_one_line_naming_the_port(tmp_path: Path) -> None:
                          "`context-kernel serve`?); stop it, or choose another with --port (--port 0 takes a "
                          "free one and prints it)")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("port", ["99999", "65536", "-1"])
+def test_a_port_outside_0_to_65535_is_a_usage_error_naming_the_range(tmp_path: Path, port: str) -> None:
+    # 99999 used to listen on 34463 (the kernel keeps the low 16 bits) and -1 blamed the host.
+    done = run(tmp_path, "serve", "--transport", "http", f"--port={port}", timeout=30)
+    assert done.returncode == 2 and "listening" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (f"context-kernel serve: error: argument --port: {port} is not a TCP "
+                                            "port: give 1-65535, or 0 for a free one (printed at start)")
 
 
 def test_an_http_server_started_with_nohup_keeps_serving_after_its_shell_exits(tmp_path: Path) -> None:

@@ -148,6 +148,19 @@ async def test_a_missing_file_is_an_error_saying_so(client: Client) -> None:
     assert result.is_error and "no such file: nope.txt" in text_of(result)
 
 
+async def test_a_directory_given_as_the_file_is_an_error_naming_it_a_directory_and_what_to_do(
+        client: Client, project: Path) -> None:
+    (project / "data").mkdir()
+    for name in ("b.csv", "a.csv"):
+        (project / "data" / name).write_text("x\n1\n")
+    result = await client.call_tool("ctx_execute_file", {"path": "data", "language": "python", "code": "1"})
+    text = text_of(result)
+    assert result.is_error and "no such file" not in text
+    assert "ctx_execute_file: data is a directory, not a file" in text
+    assert "data/a.csv, data/b.csv" in text  # what it holds, to pick one from
+    assert "ctx_execute" in text.split("\n", 1)[1]  # the next step: one file each, or the directory in code
+
+
 @pytest.mark.kernels
 async def test_execute_file_in_shell(client: Client, project: Path) -> None:
     (project / "it's here.log").write_text("ok 1\nERROR 2\nok 3\n")

@@ -15,7 +15,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from tests.conftest import make_settings, server_command, text_of, wait_gone
 from tests.e2e.conftest import gateway_settings
-from tests.gateway_harness import RunningGateway
+from tests.gateway_harness import RunningGateway, start_gateway
 
 from context_kernel.app import AppHolder
 from context_kernel.execution.requests import ExecuteRequest, SessionRef
@@ -47,6 +47,31 @@ async def test_kernel_variables_given_to_the_server_reach_the_remote_kernel(
                              kernel_env={"KERNEL_PROJECT_TAG": "demo-42"})
     async with Client(create_server(make_settings(tmp_path, project, gateway=remote))) as client:
         assert await run(client, "import os\nprint(os.environ.get('KERNEL_PROJECT_TAG'))") == (False, "demo-42")
+
+
+async def test_a_gateway_that_wants_kernel_username_says_which_server_flag_sets_it(
+        tmp_path: Path, project: Path) -> None:
+    # Enterprise Gateway with authorized users refuses a kernel whose KERNEL_USERNAME is not one of them:
+    # its 403 says "Ensure KERNEL_USERNAME is set", which an agent cannot act on; the server's flag can.
+    strict = start_gateway(tmp_path / "strict", extra_args=["--EnterpriseGatewayApp.authorized_users=alice"])
+    try:
+        remote = GatewaySettings(url=strict.url, auth_header=strict.auth_header, request_timeout_s=30.0)
+        async with Client(create_server(make_settings(tmp_path, project, gateway=remote))) as client:
+            is_error, text = await run(client, "print('hi')")
+            doctor = text_of(await client.call_tool("ctx_doctor", {}))
+        python = next(line for line in doctor.splitlines() if "kernel python3 (gateway)" in line)
+        assert python.startswith("[FAIL]") and "--gateway-kernel-env KERNEL_USERNAME=" in python
+        assert is_error and "HTTP 403" in text and "Ensure KERNEL_USERNAME is set" in text  # the gateway's words
+        assert text.splitlines()[-1] == (
+            "the gateway starts kernels only for the users it authorizes: restart context-kernel with "
+            "--gateway-kernel-env KERNEL_USERNAME=<your user on the gateway> (a setting of the server: whoever "
+            "started it adds the flag)")
+        remote = GatewaySettings(url=strict.url, auth_header=strict.auth_header, request_timeout_s=30.0,
+                                 kernel_env={"KERNEL_USERNAME": "alice"})
+        async with Client(create_server(make_settings(tmp_path, project, gateway=remote))) as client:
+            assert await run(client, "print('hi')") == (False, "hi")  # the advice works
+    finally:
+        strict.stop()
 
 
 async def test_the_shell_keeps_its_directory_and_variables_on_the_gateway(gateway_client: Client) -> None:

@@ -57,7 +57,11 @@ async def test_a_request_without_the_right_token_is_refused_with_401_and_runs_no
         bare = await raw.post(server.url, headers=headers, content=body)
         wrong = await raw.post(server.url, headers={**headers, "Authorization": "Bearer not-the-token"}, content=body)
         assert (bare.status_code, wrong.status_code) == (401, 401)
-        assert bare.headers["www-authenticate"] == 'Bearer realm="context-kernel"'
+        # No resource_metadata and no error code (RFC 6750: no credentials sent), but what to send, in words.
+        assert bare.headers["www-authenticate"] == (
+            'Bearer realm="context-kernel", error_description="send the header Authorization: Bearer <token>; '
+            'context-kernel token show prints the token (this server has no OAuth sign-in)"')
+        assert "context-kernel setup claude-code --global --http " + server.url in bare.json()["fix"]
         assert wrong.headers["www-authenticate"].startswith('Bearer realm="context-kernel", error="invalid_token"')
         assert bare.json()["token_file"] == str(server.token_file)
         assert bare.json()["send"] == "Authorization: Bearer <token>"
@@ -67,6 +71,17 @@ async def test_a_request_without_the_right_token_is_refused_with_401_and_runs_no
         good = await raw.post(server.url, headers={**headers, **server.auth()}, content=body)
     assert good.status_code == 200, good.text
     assert marker.read_text() == "ran"
+
+
+@pytest.mark.parametrize("path", ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                                  "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"])
+async def test_oauth_discovery_finds_nothing_so_clients_do_not_start_a_sign_in(server: HttpServer, path: str) -> None:
+    # A 401 here would send Claude, Gemini and the Inspector on to an OAuth flow this server does not have.
+    origin = server.url.removesuffix("/mcp")
+    async with httpx2.AsyncClient() as raw:
+        found = await raw.get(origin + path)
+    assert found.status_code == 404
+    assert "Authorization: Bearer <token>" in found.json()["error_description"]
 
 
 def test_the_token_file_is_private_and_its_place_is_printed_but_never_the_token(server: HttpServer) -> None:

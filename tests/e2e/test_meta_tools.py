@@ -10,8 +10,8 @@ import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
 
+from context_kernel.installation import this_installation
 from context_kernel.tools.schema import compact_schema
-from context_kernel.upgrade import upgrade_command
 
 pytestmark = pytest.mark.anyio
 
@@ -57,19 +57,8 @@ async def test_search_only_adds_to_returned(client: Client) -> None:
 
 async def test_upgrade_names_the_command_for_this_install(client: Client) -> None:
     text = text_of(await client.call_tool("ctx_upgrade", {}))
-    how, command = upgrade_command()
-    assert how in text and command in text
-
-
-def test_upgrade_command_per_install_method() -> None:
-    editable = {"url": "file:///src/context-kernel", "dir_info": {"editable": True}}
-    assert upgrade_command("/x/.venv", "/x/.venv/bin/python", editable) == (
-        "editable install from a source checkout", "cd /src/context-kernel && git pull && make setup")
-    assert upgrade_command("/home/u/.local/share/uv/tools/context-kernel", "py", {})[1] == \
-        "uv tool upgrade context-kernel"
-    assert upgrade_command("/home/u/.local/pipx/venvs/context-kernel", "py", {})[1] == "pipx upgrade context-kernel"
-    assert upgrade_command("/usr", "/usr/bin/python3", {})[1] == \
-        "/usr/bin/python3 -m pip install --upgrade context-kernel"
+    installed = this_installation()  # the cases of each install: tests/core/test_installation.py
+    assert installed.how in text and installed.upgrade() in text
 
 
 def test_compact_schema_keeps_parameter_names_and_drops_noise() -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import TextResourceContents
-from tests.conftest import make_settings
+from mcp.types import INVALID_PARAMS, TextResourceContents
+from tests.conftest import make_settings, server_command
 
 from context_kernel.hooks.guide import routing_guide
 from context_kernel.settings import Settings
@@ -28,6 +31,30 @@ async def test_the_routing_guide_is_the_one_prompt_and_a_fresh_home_lists_no_res
     (message,) = got.messages
     assert message.role == "user" and getattr(message.content, "text", None) == routing_guide()
     assert (await client.list_resources()).resources == []
+
+
+async def test_an_unknown_prompt_is_invalid_params_naming_the_prompts_there_are_and_logs_no_traceback(
+        client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO), pytest.raises(MCPError) as raised:
+        await client.get_prompt("routing")
+    assert raised.value.error.code == INVALID_PARAMS  # -32602, as the spec says for an unknown prompt name
+    assert raised.value.error.message == "no prompt named 'routing'; prompts/list names them: routing-guide"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
+async def test_over_stdio_an_unknown_prompt_is_invalid_params_and_the_server_logs_no_traceback(
+        tmp_path: Path, project: Path) -> None:
+    command = server_command("--project", str(project))
+    params = StdioServerParameters(command=command[0], args=command[1:],
+                                   env={**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "home")})
+    log = tmp_path / "server-stderr.log"
+    with log.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.get_prompt("routing")
+            assert (await client.get_prompt("routing-guide")).messages  # and the server goes on
+    assert raised.value.error.code == INVALID_PARAMS
+    assert "Traceback" not in log.read_text() and " ERROR " not in log.read_text()
 
 
 @pytest.mark.kernels

@@ -200,7 +200,8 @@ def test_without_the_extra_search_works_by_words_and_doctor_says_how_to_add_it(t
                           env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")})
     assert done.returncode == 0, done.stderr
     doctor, coverage, *reply = done.stdout.splitlines()
-    assert doctor.startswith("[WARN] semantic: missing") and "pip install 'context-kernel[semantic]'" in doctor
+    checkout = Path(__file__).resolve().parents[2]  # the package runs from it: the extra comes from it too
+    assert doctor.startswith("[WARN] semantic: missing") and f"install -e '{checkout}[semantic]'" in doctor
     assert coverage == "None"  # ctx_index adds no semantic line
     assert any("source: vacuum" in line for line in reply)
 

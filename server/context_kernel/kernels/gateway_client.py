@@ -10,6 +10,7 @@ One `Gateway` per server: one connection pool for all its kernels, closed with t
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -18,8 +19,18 @@ import anyio
 import httpx
 
 from ..errors import KernelError, KernelStartFailed, KernelUnavailable
+from ..installation import add_extra_command
 from ..settings import GatewaySettings
 from .gateway_reaper import Reaper
+
+
+def missing_client() -> str | None:
+    """Why this installation cannot drive a gateway's kernels (the `gateway` extra is absent), naming the
+    command that adds it; None when it can. Asked at start: a kernel start would fail on the import."""
+    if importlib.util.find_spec("websockets") is not None:
+        return None
+    return (f"--gateway-url needs the `gateway` extra (websockets), which is not installed here: "
+            f"{add_extra_command('gateway')} — then start it again")
 
 
 class GatewayError(KernelError):
@@ -103,9 +114,10 @@ class Gateway:
         response = await self._request("POST", "/api/kernels", timeout=timeout,
                                        body={"name": kernel_name, "env": env})
         if not response.is_success:
+            reason = _message(response)
             raise KernelStartFailed(f"the kernel gateway at {self.url} did not start kernel {kernel_name!r}: "
-                                    f"HTTP {response.status_code} {_message(response)}",
-                                    kernel_name=kernel_name, log_tail=_message(response))
+                                    f"HTTP {response.status_code} {reason}",
+                                    kernel_name=kernel_name, log_tail=reason, hint=_start_hint(response, reason))
         return str(response.json()["id"])
 
     async def kernel(self, kernel_id: str) -> dict[str, Any] | None:
@@ -151,6 +163,19 @@ class Gateway:
                 client, self._client = self._client, None
                 await client.aclose()
             await anyio.to_thread.run_sync(self.reaper.close)
+
+
+def _start_hint(response: httpx.Response, reason: str) -> str:
+    """What to do about a refused kernel start, in terms of our flags (the gateway's reason names its own)."""
+    if response.status_code == 403 and "KERNEL_USERNAME" in reason:
+        # Enterprise Gateway with authorized_users (or unauthorized_users): the kernel's user is taken from
+        # KERNEL_USERNAME in the start request's env, else the gateway's own user.
+        return ("the gateway starts kernels only for the users it authorizes: restart context-kernel with "
+                "--gateway-kernel-env KERNEL_USERNAME=<your user on the gateway> (a setting of the server: whoever "
+                "started it adds the flag)")
+    if response.status_code in (401, 403):
+        return "check --gateway-token / --gateway-auth-header"
+    return "the gateway's own log says more"
 
 
 def _message(response: httpx.Response) -> str:

@@ -87,7 +87,8 @@ def install_kernelspecs(python: str, *, user: bool = False, prefix: str | None =
     if not specs:
         raise ContextKernelError(
             "this install of context-kernel has no kernelspecs to install",
-            hint="reinstall the package (pip install context-kernel puts them in PREFIX/share/jupyter/kernels)")
+            hint="reinstall context-kernel from its wheel or checkout (the install puts them in "
+                 "PREFIX/share/jupyter/kernels)")
     manager = KernelSpecManager()
     python = os.path.abspath(python)  # not resolved: a venv's bin/python is what makes its packages importable
     done = []

@@ -46,6 +46,20 @@ LANGUAGES: dict[str, Language] = {
 
 SHELL_KERNEL = LANGUAGES["shell"].kernel_name
 
+# A runtime that is installed but not ready to run says so in its own words; installing it again
+# (the `install` advice) would change nothing. (What its message contains, what to do instead.)
+NOT_READY: tuple[tuple[str, str], ...] = (
+    # rustup's rustc proxy on PATH, with no default toolchain (rustup-init --default-toolchain none, or
+    # a RUSTUP_HOME of another user): apt-get would say rustc is there already.
+    ("rustup could not choose a version", "rustc is rustup's proxy and no toolchain is chosen: run `rustup "
+     "default stable` as the user the server runs as"),
+)
+
+
+def fix_for(lang: Language, failure: str) -> str:
+    """What to do about `failure` of `lang`'s kernel: a not-ready runtime's own fix, else how to install it."""
+    return next((fix for sign, fix in NOT_READY if sign in failure), lang.install)
+
 ALIASES: dict[str, str] = {
     "py": "python", "python3": "python", "ipython": "python",
     "bash": "shell", "sh": "shell", "zsh": "shell",

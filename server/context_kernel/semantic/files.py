@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import SemanticUnavailable
+from ..installation import add_extra_command
 
 Pooling = Literal["mean", "cls"]
 ModelKind = Literal["onnx", "static"]
@@ -37,10 +38,15 @@ DEFAULT_SHA256 = {
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
 BUNDLED = Path(__file__).parent / "models" / "all-MiniLM-L6-v2"
-INSTALL_HINT = "pip install 'context-kernel[semantic]' (then restart the server); search works by words meanwhile"
+
 # Where an ONNX file sits in the layouts we accept, most specific first.
 ONNX_CANDIDATES = ("model.onnx", "onnx/model.onnx", "model_optimized.onnx", "onnx/model_quantized.onnx",
                    "model_quantized.onnx", "onnx/model_qint8_avx512.onnx")
+
+
+def install_hint(extra: str = "semantic") -> str:
+    """How to add the extra, in the terms of this installation (a checkout, pipx, uv tool, pip)."""
+    return f"{add_extra_command(extra)} (then restart the server); search works by words meanwhile"
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,7 @@ def static_model() -> ModelFiles:
     spec = importlib.util.find_spec(STATIC_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise SemanticUnavailable(f"the embedding table package {STATIC_DISTRIBUTION} is not installed",
-                                  state="missing", hint=INSTALL_HINT)
+                                  state="missing", hint=install_hint())
     root = Path(next(iter(spec.submodule_search_locations)))
     weights, tokenizer = root / STATIC_WEIGHTS, root / STATIC_TOKENIZER
     for path in (weights, tokenizer):
@@ -117,7 +123,7 @@ def default_model() -> ModelFiles:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise SemanticUnavailable(f"the embedding model package {MODEL_DISTRIBUTION} is not installed",
-                                  state="missing", hint=INSTALL_HINT)
+                                  state="missing", hint=install_hint("semantic-transformer"))
     onnx = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
     if not onnx.is_file():
         raise SemanticUnavailable(f"{MODEL_DISTRIBUTION} is installed without its model file ({onnx})",

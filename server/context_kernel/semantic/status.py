@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import SemanticUnavailable
-from .files import INSTALL_HINT, ModelFiles, locate
+from .files import ModelFiles, install_hint, locate
 
 SemanticState = Literal["on", "off", "missing", "broken"]
 # What the extra brings (pyproject.toml's `semantic`); the model's own package is checked by `files`.
@@ -39,8 +39,9 @@ def probe(enabled: bool, model_dir: Path | None, *, verify: bool = False) -> Sem
         try:
             module = importlib.import_module(name)
         except ImportError:
+            extra = "semantic-transformer" if name in ONNX_MODULES else "semantic"
             return SemanticStatus("missing", f"not installed ({name} is missing): search works by words only",
-                                  hint=INSTALL_HINT)
+                                  hint=install_hint(extra))
         versions.append(f"{name} {getattr(module, '__version__', '?')}")
     try:
         files = locate(model_dir)

@@ -58,7 +58,7 @@ def add_parsers(sub: Any, run: Callable[[argparse.Namespace], int]) -> None:
 
 
 def main(argv: list[str], home_dir: Path, cwd: Path, executable: str, token_file: Path | None = None,
-         dirs: UserDirs | None = None, ephemeral: bool = False) -> int:
+         dirs: UserDirs | None = None, ephemeral: str | None = None) -> int:
     """`setup`/`uninstall` parsed as the top-level CLI parses them (the tests call this)."""
     parser = argparse.ArgumentParser(prog="context-kernel")
     add_parsers(parser.add_subparsers(dest="command", required=True), lambda _args: 0)
@@ -67,10 +67,11 @@ def main(argv: list[str], home_dir: Path, cwd: Path, executable: str, token_file
 
 
 def run(args: argparse.Namespace, *, home_dir: Path, cwd: Path, executable: str,
-        token_file: Path | None = None, dirs: UserDirs | None = None, ephemeral: bool = False) -> int:
+        token_file: Path | None = None, dirs: UserDirs | None = None, ephemeral: str | None = None) -> int:
     """`token_file`: the HTTP transport's token (the data dir's), for --http; `dirs`: the clients' user
     directories as the environment moves them (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME);
-    `ephemeral`: `executable` lives in uvx's cache, so no config may name it."""
+    `ephemeral`: `executable` lives in uvx's cache, so no config may name it; this is the command that
+    installs the same package for good."""
     from .apply import build_plan, display, write_plan
     from .clients import CLIENTS, Scope
     from .errors import ConfigFileError
@@ -106,9 +107,9 @@ def run(args: argparse.Namespace, *, home_dir: Path, cwd: Path, executable: str,
         return 0
     if action == "setup" and http is None and ephemeral:
         print(f"context-kernel setup {client.name}: this context-kernel runs from uvx's cache ({executable}), "
-              "which uv may delete at any time, so a client config must not point into it. Install it for good "
-              "with `uv tool install context-kernel` (or `uv tool install <your checkout>`, or pipx), then run "
-              "`context-kernel setup` from there; or use --http with a server you run yourself.", file=sys.stderr)
+              f"which uv may delete at any time, so a client config must not point into it. Install it for good "
+              f"with `{ephemeral}`, then run `context-kernel setup {client.name}` from there; or use --http with a "
+              "server you run yourself.", file=sys.stderr)
         return 2
     if action == "setup" and http is None and not Path(executable).is_file():
         print(f"warning: {executable} does not exist; the client will not be able to start it", file=sys.stderr)

@@ -7,8 +7,10 @@ Every HTTP request passes, in this order, before the SDK sees it:
    `--allowed-origin` add. A bad Host is answered 421, a bad Origin 403.
 2. The bearer token (`security/http_token.py`) unless auth was turned off: `Authorization:
    Bearer <token>`, compared in constant time against the file, which is re-read when it
-   changes. Anything else is answered 401 with `WWW-Authenticate: Bearer` and a JSON body
-   saying what to send and where the token is. The request then carries the SDK's
+   changes. Anything else is answered 401 with `WWW-Authenticate: Bearer` (no `resource_metadata`:
+   there is no OAuth) and a JSON body saying what to send, where the token is and how a client
+   is given it; `/.well-known/…` is answered 404 instead, which ends a client's OAuth discovery
+   before it tries a sign-in. The request then carries the SDK's
    `AuthenticatedUser` named by the token's fingerprint, so the SDK binds 2025-style
    `Mcp-Session-Id` sessions to the token, and `tools/sessions.py` binds ours.
 3. The session handle: a request without the `context-kernel-session` cookie gets a fresh
@@ -48,6 +50,9 @@ log = logging.getLogger(__name__)
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 _HAS_PORT = re.compile(r":(\d+|\*)$")
+WELL_KNOWN = "/.well-known/"
+HOW_TO_SEND = ("send the header Authorization: Bearer <token>; context-kernel token show prints the token (this "
+               "server has no OAuth sign-in)")
 
 
 def is_loopback(host: str) -> bool:
@@ -93,6 +98,12 @@ class OwnerOnly:
         refused = await self.guard.validate_request(Request(scope), is_post=False)
         if refused is not None:
             await refused(scope, receive, send)
+            return
+        if scope["path"].startswith(WELL_KNOWN):
+            # Nothing is published there. A 404 (not the 401 every other path gets without the token)
+            # ends a client's OAuth discovery, which would otherwise go on to a sign-in we do not have.
+            await JSONResponse({"error": "not_found", "error_description": f"no OAuth here: {HOW_TO_SEND}"},
+                               status_code=404)(scope, receive, send)
             return
         scope = dict(scope)
         user: AuthenticatedUser | None = None
@@ -142,9 +153,14 @@ class OwnerOnly:
             description = "every request needs the header `Authorization: Bearer <token>`"
         client = scope.get("client")
         log.warning("refused an HTTP request from %s: %s", f"{client[0]}:{client[1]}" if client else "?", description)
+        # No resource_metadata: there is no authorization server to discover. Without credentials RFC 6750
+        # wants no error code, but the description stays: clients show it, and it is the way in.
         challenge = 'Bearer realm="context-kernel"'
         if offered or problem:
-            challenge += f', error="invalid_token", error_description="{description.replace(chr(34), chr(39))}"'
+            challenge += f', error="invalid_token", error_description="{_quotable(description)}"'
+        else:
+            challenge += f', error_description="{_quotable(HOW_TO_SEND)}"'
+        url = str(Request(scope).url.replace(query=None, fragment=None))
         body: dict[str, Any] = {
             "error": "unauthorized",
             "error_description": description,
@@ -152,8 +168,16 @@ class OwnerOnly:
             "token_file": str(self.token.path),
             "how": "the token is the file's only line, readable only by the user who runs the server; "
                    "`context-kernel token show` prints it",
+            "fix": f"give your client that header: `context-kernel setup claude-code --global --http {url}` "
+                   "writes it into Claude Code's config (likewise codex, gemini); the MCP Inspector takes it under "
+                   "Authentication (Bearer Token). This server has no OAuth sign-in.",
         }
         await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})(scope, receive, send)
+
+
+def _quotable(text: str) -> str:
+    """`text` as an auth-param's quoted string may hold it (RFC 6750: printable ASCII without `"` and `\\`)."""
+    return "".join(c if " " <= c <= "~" and c not in '"\\' else "'" if c == '"' else "?" for c in text)
 
 
 def _with_cookie(headers: list[tuple[bytes, bytes]], cookie: str) -> list[tuple[bytes, bytes]]:

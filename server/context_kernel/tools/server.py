@@ -22,7 +22,15 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import ToolManager
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult, Resource, TextContent, Tool
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    Resource,
+    TextContent,
+    Tool,
+)
 from pydantic import AnyUrl, ValidationError
 
 from .. import __version__
@@ -145,6 +153,15 @@ class ContextKernelServer(MCPServer[ServerState]):
         if self._published.owns(str(uri)):
             return await offerings.read(self._published, str(uri))
         return await super().read_resource(uri, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context[ServerState, Any] | None = None) -> GetPromptResult | InputRequiredResult:
+        # The SDK answers an unknown name with a ValueError, which its dispatcher logs with a traceback
+        # and sends as an internal error; the spec's answer is invalid params, naming what exists.
+        if self._prompt_manager.get_prompt(name) is None:
+            known = ", ".join(prompt.name for prompt in self._prompt_manager.list_prompts())
+            raise MCPError(INVALID_PARAMS, f"no prompt named {name!r}; prompts/list names them: {known}")
+        return await super().get_prompt(name, arguments, context)
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
