@@ -40,8 +40,8 @@ async def main() -> None:
                                             "ask the ops channel.\n")
     (ROOT / "alpha" / "alpha.md").write_text("# Alpha notes\n\nThe alpha pipeline reads parquet files nightly.\n")
     home = ROOT / "home"
-    await serve(home, ROOT / "beta", [("ctx_index", {"path": "notes.md"}),
-                                      ("ctx_index", {"content": "# Beta text\n\nzanzibar ledger", "source": "beta-text"})])
+    beta_text = {"content": "# Beta text\n\nzanzibar ledger", "source": "beta-text"}
+    await serve(home, ROOT / "beta", [("ctx_index", {"path": "notes.md"}), ("ctx_index", beta_text)])
     await serve(home, ROOT / "alpha", [("ctx_index", {"path": "alpha.md"})])
     db = sqlite3.connect(home / "context-kernel.sqlite3")
     db.execute("INSERT INTO sources (label, kind, bytes, chunk_count, code_chunks, indexed_at) "
