@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .secret_names import KINDS, MARKER, SecretKind, marker
-from .shape_rules import OWN_RULES, Found, keyed_values, mixed, trimmed
+from .shape_rules import AWS_KEY_ID_NEEDLES, OWN_RULES, Found, keyed_values, mixed, trimmed
 
 REDACTED = "[REDACTED]"
 """The bare marker of older versions; markers now name their kind (`secret_names.marker`)."""
@@ -69,7 +69,8 @@ class SecretShapes:
 
     def __init__(self, library: list[LibraryPattern]) -> None:
         self.library = library
-        self._library = [(re.compile(source, flags), _known(kind)) for source, flags, kind in library]
+        self._library = [(re.compile(source, flags), _known(kind), _LIBRARY_NEEDLES.get(kind, ()))
+                         for source, flags, kind in library]
 
     def redact_pem(self, text: str) -> str:
         """Private-key blocks keep their armour lines; the body goes (to the end, if cut off)."""
@@ -115,22 +116,40 @@ class SecretShapes:
 
     def spans(self, text: str) -> Iterator[tuple[int, int, SecretKind, int]]:
         """(start, end, kind, rank) of every secret value in `text`; lower ranks name overlaps."""
+        low = text.lower()
         for rank, rule in enumerate(OWN_RULES):
-            for start, end, kind in rule.find(text):
+            for start, end, kind in rule.find(text, low):
                 yield start, end, kind, rank
         keyed_rank = len(OWN_RULES)
         for start, end, kind in keyed_values(text):
             yield start, end, kind, keyed_rank
-        for m in _AWS_KEY_ID.finditer(text):
-            low, high = max(0, m.start() - _AWS_WINDOW), m.end() + _AWS_WINDOW
-            for s in _AWS_SECRET.finditer(text, low, high):
+        for m in _AWS_KEY_ID.finditer(text) if any(n in low for n in AWS_KEY_ID_NEEDLES) else ():
+            since, until = max(0, m.start() - _AWS_WINDOW), m.end() + _AWS_WINDOW
+            for s in _AWS_SECRET.finditer(text, since, until):
                 if mixed(s.group()) and any(c.isupper() for c in s.group()) and any(c.islower() for c in s.group()):
                     yield s.start(), s.end(), "aws-secret", keyed_rank + 1
-        for offset, (pattern, kind) in enumerate(self._library):
+        for offset, (pattern, kind, needles) in enumerate(self._library):
+            if needles and not any(n in low for n in needles):
+                continue
             for m in pattern.finditer(text):
                 group = 1 if m.re.groups and m.group(1) and len(m.group(1)) >= _MIN_GROUP else 0
                 for start, end, _ in trimmed(text, m.start(group), m.end(group), kind):
                     yield start, end, kind, _LIBRARY_RANK + offset
+
+
+# Lower-case strings one of which every match of the plugins of a kind holds (their patterns are
+# case-insensitive at most): a text without any skips them. A kind not listed is always run.
+_LIBRARY_NEEDLES: dict[str, tuple[str, ...]] = {
+    "aws-access-key-id": AWS_KEY_ID_NEEDLES, "aws-secret": ("aws",), "artifactory-token": ("akc", "ap"),
+    "azure-storage-key": ("accountkey=",), "cloudant-key": ("cl",), "discord-token": (".",),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "gitlab-token": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-",
+                     "glagent-", "gloas-"),
+    "ibm-cloud-key": ("key", "pwd", "pass", "token", "secret"), "jwt": ("eyj",), "mailchimp-key": ("-us",),
+    "npm-token": ("_authtoken",), "openai-key": ("t3blbkfj",), "pypi-token": ("pypi-",), "sendgrid-key": ("sg.",),
+    "slack-token": ("xox",), "slack-webhook": ("hooks.slack.com",), "softlayer-key": ("softlayer", "sl"),
+    "square-secret": ("sq0csp-",), "stripe-key": ("k_live_",), "telegram-token": (":",), "twilio-key": ("ac", "sk"),
+}
 
 
 def _known(kind: str) -> SecretKind:
