@@ -109,6 +109,9 @@ def _url_userinfo(m: re.Match[str]) -> str:
 WHOLE_TEXT_LIMIT = 64 * 1024
 """Up to this size `redact_output` is `redact_text`; beyond it, only lines that could hold a secret
 are run through every rule (running them all over 8 MB of output costs ~6 s; finding the lines, ~0.4 s)."""
+STORE_WHOLE_LIMIT = 8 * 1024
+"""The smaller limit of writers that redact everything they store (execution records while the
+cell runs, every indexed file): every rule over a 64 KB source file costs ~0.3 s, line by line a fifth."""
 # A line can hold a secret only if it names one (these words, lower-cased), points at a URL's
 # userinfo, runs a command whose flags carry passwords, or has a token-like run of 20 characters
 # or more (every provider format detect-secrets knows is that long, except Artifactory's).
