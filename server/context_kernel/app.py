@@ -255,11 +255,12 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
 async def _warm_secret_shapes(home: Path) -> None:
     """Read detect-secrets' plugins now (~110 ms, on a worker thread) rather than on the database
     thread at the first ingestion, and leave their patterns in the cache the hooks read, so no
-    hook pays the import."""
-    from .security.secret_shapes import cached_shapes
+    hook pays the import. Every record and index write redacts with them, some on the loop."""
+    from .security.secret_shapes import cached_shapes, default_shapes
 
     try:
         await anyio.to_thread.run_sync(cached_shapes, home / "cache")
+        await anyio.to_thread.run_sync(default_shapes)
     except Exception:  # a warm-up: the first redaction raises it again where it matters
         log.exception("could not read detect-secrets' patterns in advance")
 

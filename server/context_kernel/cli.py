@@ -259,6 +259,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
+    from .security.log_redaction import install
+
+    install()  # clients keep our stderr in their log files: nothing goes there with its secrets
     settings = build_settings(args, dict(os.environ))
     if _gateway_unusable("serve", settings):
         return 2

@@ -36,7 +36,7 @@ def test_secrets_are_redacted_before_they_reach_the_spool(hooks: Hooks) -> None:
     (row,) = hooks.spool_rows()
     assert row["type"] == "prompt"
     assert "sk-live-0123456789abcdef" not in row["data"] and "hunter2-long" not in row["data"]
-    assert row["data"].startswith("Deploy with [REDACTED] and password=[REDACTED]")
+    assert row["data"].startswith("Deploy with [REDACTED openai-key] and password=[REDACTED password]")
 
 
 def test_a_prompt_clipped_in_the_middle_of_a_secret_leaves_no_part_of_it_in_the_spool(hooks: Hooks) -> None:

@@ -6,44 +6,51 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from context_kernel.security import REDACTED, is_secret_key, redact_obj, redact_text, secret_env_values
+from context_kernel.security import is_secret_key, redact_obj, redact_text, secret_env_values
+from context_kernel.security.secret_names import MARKER, marker
 
-R = REDACTED
+M = marker
+
+
+def opaque(text: str) -> str:
+    """Markers as one character no secret is spelled with."""
+    return MARKER.sub("\0", text)
 
 REDACTED_TEXT = [
-    ("GITHUB_TOKEN=ghp_abcdef123", f"GITHUB_TOKEN={R}"),
-    ("export DB_PASSWORD='s3cr3t pass'", f"export DB_PASSWORD='{R}'"),
-    ('API_KEY="abc def"', f'API_KEY="{R}"'),
-    ("password: hunter2", f"password: {R}"),
-    ("token := \"go\"", f'token := "{R}"'),
-    ('{"client_secret": "abc", "name": "x"}', f'{{"client_secret": "{R}", "name": "x"}}'),
-    ("{'password': 'pw', 'user': 'bob'}", f"{{'password': '{R}', 'user': 'bob'}}"),
-    ("'password' => 'pw1'", f"'password' => '{R}'"),
-    ('"accessKey": "AKIA\\"quoted"', f'"accessKey": "{R}"'),
-    ("x-api-key: k123", f"x-api-key: {R}"),
-    ("apiKey: 'AKIA1234'", f"apiKey: '{R}'"),
-    ("aws_access_key_id = AKIAXXXX", f"aws_access_key_id = {R}"),
-    ("private_key=abc", f"private_key={R}"),
-    ("credentials=abc", f"credentials={R}"),
-    ("session=zzz", f"session={R}"),
-    ("pwd=abc", f"pwd={R}"),
-    ("--password hunter2 --user bob", f"--password {R} --user bob"),
-    ("--token=abc123 --verbose", f"--token={R} --verbose"),
-    ("--client-secret 'a b'", f"--client-secret '{R}'"),
-    ("curl -H 'Authorization: Bearer abc.def' https://x", f"curl -H 'Authorization: Bearer {R}' https://x"),
-    ("Authorization: Basic dXNlcjpwYXNz", f"Authorization: Basic {R}"),
-    ("authorization: token123", f"authorization: {R}"),
-    ("Authorization: Digest username=\"a\", response=\"b\"\nnext", f"Authorization: Digest {R}\nnext"),
+    ("GITHUB_TOKEN=ghp_abcdef123", "GITHUB_TOKEN=[REDACTED token]"),
+    ("export DB_PASSWORD='s3cr3t pass'", "export DB_PASSWORD='[REDACTED password]'"),
+    ('API_KEY="abc def"', 'API_KEY="[REDACTED api-key]"'),
+    ("password: hunter2", "password: [REDACTED password]"),
+    ("token := \"go\"", 'token := "[REDACTED token]"'),
+    ('{"client_secret": "abc", "name": "x"}', '{"client_secret": "[REDACTED secret]", "name": "x"}'),
+    ("{'password': 'pw', 'user': 'bob'}", "{'password': '[REDACTED password]', 'user': 'bob'}"),
+    ("'password' => 'pw1'", "'password' => '[REDACTED password]'"),
+    ('"accessKey": "AKIA\\"quoted"', '"accessKey": "[REDACTED access-key]"'),
+    ("x-api-key: k123", "x-api-key: [REDACTED api-key]"),
+    ("apiKey: 'AKIA1234'", "apiKey: '[REDACTED api-key]'"),
+    ("aws_access_key_id = AKIAXXXX", "aws_access_key_id = [REDACTED access-key]"),
+    ("private_key=abc", "private_key=[REDACTED private-key]"),
+    ("credentials=abc", "credentials=[REDACTED credential]"),
+    ("session=zzz", "session=[REDACTED session]"),
+    ("pwd=abc", "pwd=[REDACTED password]"),
+    ("--password hunter2 --user bob", "--password [REDACTED password] --user bob"),
+    ("--token=abc123 --verbose", "--token=[REDACTED token] --verbose"),
+    ("--client-secret 'a b'", "--client-secret '[REDACTED secret]'"),
+    ("curl -H 'Authorization: Bearer abc.def' https://x", "curl -H 'Authorization: Bearer [REDACTED bearer-token]' https://x"),
+    ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [REDACTED authorization]"),
+    ("authorization: token123", "authorization: [REDACTED authorization]"),
+    ("Authorization: Digest username=\"a\", response=\"b\"\nnext",
+     "Authorization: Digest [REDACTED authorization]\nnext"),
     ("curl -H \"Cookie: a=b\" -H 'Authorization: Basic xyz' -d x",
-     f"curl -H \"Cookie: {R}\" -H 'Authorization: Basic {R}' -d x"),
-    ("Cookie: a=b; c=d", f"Cookie: {R}"),
-    ("Set-Cookie: sid=1; Path=/; HttpOnly", f"Set-Cookie: {R}"),
-    ("got Bearer abcdefghijk back", f"got Bearer {R} back"),
-    ("postgres://admin:hunter2@db:5432/x", f"postgres://admin:{R}@db:5432/x"),
-    ("https://user:p%40ss@example.com/path", f"https://user:{R}@example.com/path"),
-    ("https://x.com/?token=abc&page=2", f"https://x.com/?token={R}&page=2"),
-    ("user: token=abc", f"user: token={R}"),
-    ("a=1\nSECRET=xyz\nb=2", f"a=1\nSECRET={R}\nb=2"),
+     "curl -H \"Cookie: [REDACTED cookie]\" -H 'Authorization: Basic [REDACTED authorization]' -d x"),
+    ("Cookie: a=b; c=d", "Cookie: [REDACTED cookie]"),
+    ("Set-Cookie: sid=1; Path=/; HttpOnly", "Set-Cookie: [REDACTED cookie]"),
+    ("got Bearer abcdefghijk back", "got Bearer [REDACTED bearer-token] back"),
+    ("postgres://admin:hunter2@db:5432/x", "postgres://admin:[REDACTED url-password]@db:5432/x"),
+    ("https://user:p%40ss@example.com/path", "https://user:[REDACTED url-password]@example.com/path"),
+    ("https://x.com/?token=abc&page=2", "https://x.com/?token=[REDACTED url-credential]&page=2"),
+    ("user: token=abc", "user: token=[REDACTED token]"),
+    ("a=1\nSECRET=xyz\nb=2", "a=1\nSECRET=[REDACTED secret]\nb=2"),
 ]
 
 
@@ -77,12 +84,13 @@ def test_ordinary_text_is_unchanged(text: str) -> None:
 
 def test_given_secret_values_are_redacted_everywhere() -> None:
     text = "clone with ghp_SECRET123 then echo ghp_SECRET123; short abc stays"
-    assert redact_text(text, ["ghp_SECRET123", "abc", "     "]) == f"clone with {R} then echo {R}; short abc stays"
+    assert redact_text(text, ["ghp_SECRET123", "abc", "     "]) == (
+        "clone with [REDACTED secret] then echo [REDACTED secret]; short abc stays")
 
 
 def test_overlapping_secret_values_leave_nothing_behind() -> None:
     out = redact_text("xx-abcdefgh-yy", ["abcdef", "cdefgh"])
-    assert "abcdef" not in out and "cdefgh" not in out.replace(R, "\0")
+    assert "abcdef" not in out and "cdefgh" not in opaque(out)
 
 
 @pytest.mark.parametrize(("key", "secret"), [
@@ -110,13 +118,13 @@ def test_redact_obj_redacts_values_under_secret_keys_and_text_elsewhere() -> Non
         7: "numeric keys are fine",
     }
     assert redact_obj(obj, ["ghp_planted_value"]) == {
-        "headers": {"Authorization": R, "Accept": "text/html"},
-        "token": R,
-        "credentials": R,
+        "headers": {"Authorization": M("authorization"), "Accept": "text/html"},
+        "token": M("token"),
+        "credentials": M("credential"),
         "cookie": None,
         "max_tokens": 9,
-        "log": [f"password={R}", (f"GITHUB_TOKEN={R}",), 3.5, True],
-        "note": f"uses {R}",
+        "log": ["password=[REDACTED password]", ("GITHUB_TOKEN=[REDACTED token]",), 3.5, True],
+        "note": "uses [REDACTED secret]",
         7: "numeric keys are fine",
     }
     assert obj["token"] == 5  # the input is not modified
@@ -153,13 +161,13 @@ def test_a_quoted_secret_without_its_closing_quote_is_redacted(text: str) -> Non
 
 
 def test_a_closed_quote_still_ends_the_redacted_value() -> None:
-    assert redact_text(f'token="{SECRET}" and more') == 'token="[REDACTED]" and more'
+    assert redact_text(f'token="{SECRET}" and more') == 'token="[REDACTED token]" and more'
 
 
 def test_a_secret_value_cut_short_by_clipping_is_redacted() -> None:
     out = redact_text(f"deploy with {SECRET[:12]}…", [SECRET])
     assert SECRET[:6] not in out
-    assert out == "deploy with [REDACTED]…"
+    assert out == "deploy with [REDACTED secret]…"
 
 
 def test_a_short_word_before_an_ellipsis_is_kept() -> None:
@@ -193,7 +201,7 @@ def test_a_planted_secret_value_never_survives(prefix: str, secret: str, suffix:
     assume(len(secret.strip()) >= 6)
     out = redact_text(prefix + secret + suffix + secret, [secret])
     # Markers count as opaque: the secret may not be spelled by the text around them.
-    assert secret not in out.replace(R, "\0")
+    assert secret not in opaque(out)
 
 
 @settings(max_examples=200, deadline=None)

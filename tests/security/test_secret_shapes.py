@@ -11,15 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.security.secret_probe import PEM_BODY, PROBE, SECRETS, WALKTHROUGH_PROMPTS
 
-from context_kernel.security import REDACTED, redact_text
+from context_kernel.security import redact_text
 from context_kernel.security.redact import WHOLE_TEXT_LIMIT, redact_output
+from context_kernel.security.secret_names import MARKER_WORD
 from context_kernel.security.secret_shapes import CACHE_NAME, cached_shapes, default_shapes, library_version
 
 
 @pytest.mark.parametrize("shape", list(PROBE))
 def test_no_secret_of_the_probe_survives_redaction(shape: str) -> None:
     clean = redact_text(PROBE[shape])
-    assert REDACTED in clean
+    assert MARKER_WORD in clean
     assert [s for s in SECRETS if s in clean] == []
 
 
@@ -27,26 +28,27 @@ def test_the_walkthrough_prompts_keep_their_words_and_lose_their_secrets() -> No
     for prompt in WALKTHROUGH_PROMPTS:
         clean = redact_text(prompt)
         assert [s for s in SECRETS if s in clean] == [], clean
-    assert redact_text(WALKTHROUGH_PROMPTS[1]).startswith("The staging db: mysql -uapp -p[REDACTED] staging.")
+    assert redact_text(WALKTHROUGH_PROMPTS[1]).startswith("The staging db: mysql -uapp -p[REDACTED password] staging.")
 
 
 def test_a_pem_block_keeps_its_armour_and_loses_its_body_even_when_cut_off() -> None:
     clean = redact_text(PROBE["PEM block"])
-    assert clean == f"deploy key:\n-----BEGIN RSA PRIVATE KEY-----{REDACTED}-----END RSA PRIVATE KEY-----\nthanks"
+    assert clean == ("deploy key:\n-----BEGIN RSA PRIVATE KEY-----[REDACTED private-key]-----END RSA PRIVATE KEY-----"
+                     "\nthanks")
     clipped = redact_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}…")
     assert PEM_BODY[:20] not in clipped
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("curl -u admin:CurlPa55word https://x", f"curl -u admin:{REDACTED} https://x"),
-    ("docker login --username bob -p=D0ck3r registry", f"docker login --username bob -p={REDACTED} registry"),
-    ("sshpass -p 'S3cr3t!' ssh host", f"sshpass -p '{REDACTED}' ssh host"),
+    ("curl -u admin:CurlPa55word https://x", "curl -u admin:[REDACTED password] https://x"),
+    ("docker login --username bob -p=D0ck3r registry", "docker login --username bob -p=[REDACTED password] registry"),
+    ("sshpass -p 'S3cr3t!' ssh host", "sshpass -p '[REDACTED password]' ssh host"),
     ("git clone https://x-oauth-basic@github.com/a/b", "git clone https://x-oauth-basic@github.com/a/b"),
-    (f"the token is {'Ab3' * 5}.", f"the token is {REDACTED}."),
+    (f"the token is {'Ab3' * 5}.", "the token is [REDACTED token]."),
     # Commands and keys inside a string literal of code, after an escaped newline.
-    ("s = 'x\\nmysql -uroot -pS3cret db\\ndocker login -p D0ck3r r'", f"s = 'x\\nmysql -uroot -p{REDACTED} db"
-                                                                     f"\\ndocker login -p {REDACTED} r'"),
-    ("env = 'A=1\\nAPI_TOKEN=abc123\\n'", f"env = 'A=1\\nAPI_TOKEN={REDACTED}'"),  # the value runs on
+    ("s = 'x\\nmysql -uroot -pS3cret db\\ndocker login -p D0ck3r r'", "s = 'x\\nmysql -uroot -p[REDACTED password] db"
+                                                                     "\\ndocker login -p [REDACTED password] r'"),
+    ("env = 'A=1\\nAPI_TOKEN=abc123\\n'", "env = 'A=1\\nAPI_TOKEN=[REDACTED token]'"),  # the value runs on
 ])
 def test_flag_and_prose_forms(text: str, expected: str) -> None:
     assert redact_text(text) == expected
@@ -73,11 +75,15 @@ def test_the_hook_cache_holds_the_library_patterns_and_follows_its_version(tmp_p
     assert doc["detect_secrets"] == library_version()
     assert first.library == default_shapes().library and len(first.library) >= 20
     # A cache from another detect-secrets version (or a torn one) is rebuilt, not trusted.
-    (tmp_path / CACHE_NAME).write_text(json.dumps({"detect_secrets": "0.0-old", "patterns": [["x", 0]]}))
+    old = {"detect_secrets": "0.0-old", "format": 2, "patterns": [["x", 0, "jwt"]]}
+    (tmp_path / CACHE_NAME).write_text(json.dumps(old))
+    assert cached_shapes(tmp_path).library == first.library
+    # A cache of the first layout (patterns without their kinds) is rebuilt too.
+    (tmp_path / CACHE_NAME).write_text(json.dumps({"detect_secrets": library_version(), "patterns": [["x", 0]]}))
     assert cached_shapes(tmp_path).library == first.library
     (tmp_path / CACHE_NAME).write_text("{torn")
     assert cached_shapes(tmp_path).library == first.library
-    assert REDACTED in redact_text(PROBE["xoxb-"], shapes=cached_shapes(tmp_path))
+    assert "[REDACTED slack-token]" in redact_text(PROBE["xoxb-"], shapes=cached_shapes(tmp_path))
 
 
 def _log(lines: int, seed: int) -> list[str]:

@@ -69,7 +69,7 @@ class BatchService:
         count(bytes_in=sum(len(r.output.encode()) for r in results))
         chunks = _chunks(results)
         row = await self._knowledge.index_chunks(label=label, chunks=chunks, text=document, kind="batch",
-                                                 session_id=session.id, origin="ctx_batch_execute", redact=True)
+                                                 session_id=session.id, origin="ctx_batch_execute")
         ran = counted(len(results), "command")
         lines = [f"Ran {ran} (concurrency {concurrency}, {time.monotonic() - started:.1f} s); "
                  f'output indexed as source "{label}" ({counted(row.chunk_count, "section")}):']

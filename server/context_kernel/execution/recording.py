@@ -8,15 +8,23 @@ once the disk has room the record says how the cell really ended — never `inte
 A cell's last outputs (what arrived since the collector's last periodic flush: for a quick cell, all
 of them) are written with its end, in one transaction: a warm call costs two database hops, the
 `pending` row before the code runs and the end after it.
+
+Nothing is written with its secrets: the code, the outputs and the end go through
+`security/record_redaction.py` first — on the loop when they are a few KB (under a millisecond),
+on a worker thread when larger.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+import anyio
 
 from ..errors import StoreError
+from ..security.record_redaction import redacted_end, redacted_outputs, redacted_start, text_size
 from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
 
@@ -24,6 +32,9 @@ log = logging.getLogger(__name__)
 
 # Final writes kept for a later try; beyond this the oldest are given up (logged).
 MAX_DEFERRED = 256
+INLINE_REDACTION_BYTES = 2048
+"""Text up to this size is redacted on the loop: a worker thread's round trip would cost more."""
+T = TypeVar("T")
 
 Outputs = tuple[int, list[dict[str, Any]]]
 
@@ -47,10 +58,12 @@ class Recorder:
     async def start(self, start: ExecutionStart) -> CellRecord:
         """Record a call as `pending` before it runs; a StoreError here means nothing ran."""
         await self.retry_deferred()
+        start = await _redacted(redacted_start, start, len(start.code) + len(start.intent or ""))
         quick = self._quick.start if self._quick else None
         return CellRecord(self, await self._db.run_quick(self._executions.start, quick, start))
 
     async def write_outputs(self, exec_id: int, first: int, batch: list[dict[str, Any]]) -> None:
+        batch = await _redacted(redacted_outputs, batch, text_size(batch))
         await self._db.run(self._executions.add_outputs, exec_id, first, batch)
 
     async def retry_deferred(self) -> None:
@@ -68,6 +81,9 @@ class Recorder:
         end, else keep the end for a later try. Returns the first failure and how many outputs were lost."""
         # A newer end replaces an older one still waiting (a background cell's `running`).
         self._deferred.pop(exec_id, None)
+        end = await _redacted(redacted_end, end, len(end.returned_text or "") + len(end.error_value or ""))
+        if outputs is not None:
+            outputs = (outputs[0], await _redacted(redacted_outputs, outputs[1], text_size(outputs[1])))
         try:
             quick = self._quick.finish if self._quick else None
             await self._db.run_quick(self._executions.finish, quick, exec_id, end, outputs)
@@ -77,7 +93,7 @@ class Recorder:
         lost = 0
         if outputs is not None and outputs[1]:
             try:
-                await self.write_outputs(exec_id, *outputs)
+                await self._db.run(self._executions.add_outputs, exec_id, *outputs)  # redacted above
             except StoreError:
                 lost = len(outputs[1])
                 end = replace(end, note=_join(end.note, f"{lost} outputs could not be recorded ({problem.message})"))
@@ -144,3 +160,9 @@ class CellRecord:
 
 def _join(*notes: str | None) -> str | None:
     return "; ".join(n for n in notes if n) or None
+
+
+async def _redacted(redact: Callable[[T], T], value: T, size: int) -> T:
+    if size <= INLINE_REDACTION_BYTES:
+        return redact(value)
+    return await anyio.to_thread.run_sync(redact, value)

@@ -395,7 +395,7 @@ class ExecutionService:
         full, clipped = await self._db.run(recorded_stdout, self._executions, exec_id, MAX_INDEXED_OUTPUT)
         label = f"exec-{exec_id}"
         row = await self._knowledge.index_text(label=label, text=full, name="output.txt", kind="execution",
-                                               origin=f"execution #{exec_id}", session_id=session.id, redact=True)
+                                               origin=f"execution #{exec_id}", session_id=session.id)
         if not wants_intent:
             return None, label
         assert req.intent is not None

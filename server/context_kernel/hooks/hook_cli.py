@@ -101,7 +101,7 @@ def main(client: str, event: str, stdin_text: str, env: dict[str, str],
     try:
         text = _answer(adapter, event, stdin_text, env, home)
     except Exception as exc:  # noqa: BLE001 - by contract nothing may escape a hook
-        log(home, f"{client} {event} failed: {_summary(exc)}")
+        log(home, f"{client} {event} failed: {_summary(exc, home)}")
         text = adapter.NEUTRAL_OUTPUT
     _emit(out, text)
     if env.get("CONTEXT_KERNEL_HOOK_LOG") == "1":
@@ -138,7 +138,7 @@ def _answer(adapter: Adapter, event: str, stdin_text: str, env: dict[str, str], 
         try:
             record(home, call, env, project)  # cwd, resume… : recorded, but never at the cost of the guide
         except Exception as exc:  # noqa: BLE001 - a failed recording must not cost the agent its guide
-            log(home, f"{call.client} {event} recording failed: {_summary(exc)}")
+            log(home, f"{call.client} {event} recording failed: {_summary(exc, home)}")
         if call.source == "compact":
             _compacted(home, project)  # a client may compact without a PreCompact hook
         if call.source in ("compact", "resume"):
@@ -168,7 +168,7 @@ def _compacted(home: Path, project: Path) -> None:
     try:
         mark_compacted(home, project)
     except OSError as exc:
-        log(home, f"compaction marker not written: {_summary(exc)}")
+        log(home, f"compaction marker not written: {_summary(exc, home)}")
 
 
 def _restore_marker(home: Path, session_id: str) -> Path:
@@ -252,8 +252,9 @@ def log(home: Path, message: str) -> None:
         pass
 
 
-def _summary(exc: BaseException) -> str:
-    """`Type: message (file:line in function)` of the innermost frame."""
+def _summary(exc: BaseException, home: Path) -> str:
+    """`Type: message (file:line in function)` of the innermost frame. The message is redacted (it
+    may quote the payload: a prompt, a command); one that cannot be is not logged."""
     import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
@@ -261,6 +262,13 @@ def _summary(exc: BaseException) -> str:
     message = str(exc)
     if len(message) > 300:
         message = message[:300] + "…"
+    try:
+        from ..security.redact import redact_text
+        from ..security.secret_shapes import cached_shapes
+
+        message = redact_text(message, shapes=cached_shapes(home / "cache"))
+    except Exception:  # noqa: BLE001 - no redaction, no message: the log must not keep a secret
+        message = "(message not logged: it could not be redacted)"
     return f"{type(exc).__name__}: {message}{where}"
 
 

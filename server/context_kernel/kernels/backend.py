@@ -13,7 +13,7 @@ import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
 import zmq
@@ -21,6 +21,7 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
 from ..errors import KernelRestartFailed, KernelStartFailed, KernelUnavailable
+from .kernel_log import KernelLog
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
 from .quirks import setup_code
@@ -93,7 +94,7 @@ class JupyterKernel:
         self._km: AsyncKernelManager | None = None
         self._kc: Any = None
         self._wire: WireChannels | None = None
-        self._log: IO[bytes] | None = None
+        self._log: KernelLog | None = None
         self.language_name: str = kernel_name
         self.sees_server_files = True
         # Blocking work before the kernelspec is read (the project python's probe and kernelspec,
@@ -134,11 +135,10 @@ class JupyterKernel:
             found = os.stat(self._cwd)
             self._cwd_identity = (found.st_dev, found.st_ino)
         self._runtime_dir.mkdir(parents=True, exist_ok=True)
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        # The kernel's own stdout/stderr go to a log file: in stdio mode our stdout is the MCP wire,
-        # and ipykernel echoes fd-level writes to its inherited stdout.
-        # Opening a log file at kernel start is a few microseconds; the start itself takes ~1 s.
-        self._log = open(self._log_path, "ab")  # noqa: SIM115, ASYNC230 - closed in shutdown()
+        # The kernel's own stdout/stderr go to a log file, redacted on the way (kernels/kernel_log.py):
+        # in stdio mode our stdout is the MCP wire, and ipykernel echoes fd-level writes to its
+        # inherited stdout. Opening it is well under a millisecond; the start itself takes ~1 s.
+        self._log = KernelLog(self._log_path)
         km = _GuardedKernelManager(
             kernel_name=self.kernel_name,
             kernel_spec_manager=self._spec_manager,
@@ -151,7 +151,7 @@ class JupyterKernel:
         try:
             with anyio.fail_after(timeout):
                 await km.start_kernel(
-                    env=self._env, cwd=str(self._cwd), stdout=self._log, stderr=self._log, stdin=None
+                    env=self._env, cwd=str(self._cwd), stdout=self._log.fd, stderr=self._log.fd, stdin=None
                 )
                 kc = km.client()
                 # Bound what waits in our receive queue (ipykernel messages are capped at ~64 KB by
@@ -166,8 +166,8 @@ class JupyterKernel:
                 if setup:
                     await self.run_silent(setup, timeout)
         except (TimeoutError, RuntimeError, OSError) as exc:
+            await self.shutdown(now=True)  # first: the log is complete once the kernel is gone
             tail = self.log_tail()
-            await self.shutdown(now=True)
             raise KernelStartFailed(
                 f"kernel {self.kernel_name!r} did not start: {exc or type(exc).__name__}"
                 + (f"\nkernel log:\n{tail}" if tail else ""),
@@ -295,7 +295,7 @@ class JupyterKernel:
                         await provisioner.kill()
             self._km = None
         if self._log is not None:
-            self._log.close()
+            await anyio.to_thread.run_sync(self._log.close)
             self._log = None
         for leftover in self._socket_prefix().parent.glob(f"k-{self.instance_id}*"):
             with contextlib.suppress(OSError):

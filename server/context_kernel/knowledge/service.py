@@ -21,7 +21,7 @@ from ..errors import InvalidRequest
 from ..metering import count, count_back, metering
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
-from ..security.redact import redact_output
+from ..security.redact import STORE_WHOLE_LIMIT, redact_output
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
 from .chunking import chunk_document
@@ -157,11 +157,8 @@ class KnowledgeService:
 
     async def index_text(self, *, label: str, text: str, name: str = "", kind: str = "text",
                          origin: str | None = None, session_id: str | None = None,
-                         mtime: float | None = None, redact: bool = False) -> SourceRow:
-        """`redact`: secrets in `text` are replaced before it is chunked (outputs of the agent's code:
-        what it printed may hold a token; the execution record keeps it raw as the audit trail)."""
-        if redact:
-            text = await anyio.to_thread.run_sync(redact_output, text)
+                         mtime: float | None = None) -> SourceRow:
+        """Secrets in `text` are replaced before it is chunked (`_spec`), whatever it came from."""
         spec = await anyio.to_thread.run_sync(self._spec, label, text, name, kind, origin, session_id, mtime)
         row = (await self._db.run(self._repo.replace_sources, [spec]))[0]
         count(bytes_indexed=row.bytes, source=row.label)
@@ -192,8 +189,9 @@ class KnowledgeService:
 
     def _spec(self, label: str, text: str, name: str, kind: str, origin: str | None, session_id: str | None,
               mtime: float | None) -> SourceSpec:
-        data = text.encode("utf-8", "replace")
-        chunks = chunk_document(text, name=name)
+        data = text.encode("utf-8", "replace")  # hashed as read: the staleness sweep compares the file's bytes
+        # Nothing enters the index with its secrets.
+        chunks = chunk_document(redact_output(text, whole_limit=STORE_WHOLE_LIMIT), name=name)
         if kind == "fetch":
             chunks = self._site_sections.first_copies(origin, label, chunks)
         return SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin,
@@ -202,11 +200,10 @@ class KnowledgeService:
 
     async def index_chunks(self, *, label: str, chunks: list[Chunk], text: str, kind: str,
                            session_id: str | None = None, origin: str | None = None,
-                           project_dir: str | None = None, redact: bool = False) -> SourceRow:
+                           project_dir: str | None = None) -> SourceRow:
         """Index chunks made by the caller (batch outputs: one titled group per command; a session's
-        hook events, filed under the project the hooks saw). `redact` as for `index_text`."""
-        if redact:
-            chunks, text = await anyio.to_thread.run_sync(_redacted_chunks, chunks, text)
+        hook events, filed under the project the hooks saw), their secrets replaced first."""
+        chunks, text = await anyio.to_thread.run_sync(_redacted_chunks, chunks, text)
         data = text.encode("utf-8", "replace")
         digest = await anyio.to_thread.run_sync(lambda: hashlib.sha256(data).hexdigest())
         spec = SourceSpec(label=label, kind=kind, chunks=chunks, origin=origin, size=len(data),
@@ -444,8 +441,9 @@ class KnowledgeService:
 
 def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
     """Blocking: a worker thread."""
-    clean = [replace(c, title=redact_output(c.title), content=redact_output(c.content)) for c in chunks]
-    return clean, redact_output(text)
+    clean = [replace(c, title=redact_output(c.title), content=redact_output(c.content, whole_limit=STORE_WHOLE_LIMIT))
+             for c in chunks]
+    return clean, redact_output(text, whole_limit=STORE_WHOLE_LIMIT)
 
 
 def _changed_files(rows: list[SourceRow]) -> tuple[list[tuple[SourceRow, str, float]], list[SourceRow]]:

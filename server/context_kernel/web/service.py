@@ -17,7 +17,7 @@ from ..errors import ContextKernelError, InvalidRequest
 from ..knowledge.service import KnowledgeService
 from ..metering import count
 from ..security.call_guard import DenyGuard
-from ..security.redact import redact_text, url_without_userinfo
+from ..security.redact import redact_text, url_without_credentials, urls_cleaned
 from .client import SafeFetcher
 from .convert import convert
 from .outcomes import FetchOutcome, FetchReply, FetchRequest, preview, render_many, render_one
@@ -74,8 +74,9 @@ class FetchService:
 
     async def fetch_one(self, req: FetchRequest, *, session_id: str | None, ttl_s: float | None = None,
                         force: bool = False) -> FetchOutcome:
-        # Credentials in the URL are for the request only: label, origin, links and replies go without.
-        shown = url_without_userinfo(req.url)
+        # Credentials in the URL (userinfo, `?api_key=…`, a signed URL's signature) are for the request
+        # only: label, origin, links and replies go without.
+        shown = await anyio.to_thread.run_sync(url_without_credentials, req.url)
         label = req.source or shown
         ttl = DEFAULT_TTL_S if ttl_s is None else ttl_s
         cached = await self._knowledge.cached_source(label)
@@ -86,14 +87,16 @@ class FetchService:
                 return FetchOutcome(shown, label, "cached", cached, age_s=age)
         try:
             got = await self._fetcher.fetch(req.url, self._guard.check_url if self._guard else None)
-            converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type,
-                                                       url_without_userinfo(got.final_url))
+            base = await anyio.to_thread.run_sync(url_without_credentials, got.final_url)
+            converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, base)
         except ContextKernelError as exc:  # refused, failed or binary (UnsupportedContent): this URL's outcome
-            return FetchOutcome(shown, label, "error", error=redact_text(str(exc)))
+            # Our message stays as we wrote it; only the addresses it quotes lose their credentials.
+            return FetchOutcome(shown, label, "error", error=await anyio.to_thread.run_sync(urls_cleaned, str(exc)))
         row = await self._knowledge.index_text(label=label, text=converted.text, name=converted.name, kind="fetch",
                                                origin=shown, session_id=session_id)
         count(bytes_in=len(got.body))
         # Another page (or other content) under the same label is gone now: the reply must say so.
         replaced = "" if cached is None or cached.origin == shown else (cached.origin or f"{cached.kind} content")
+        shown_preview = await anyio.to_thread.run_sync(redact_text, preview(converted.text))
         return FetchOutcome(shown, label, "new", row, fetched_bytes=len(got.body), kind=converted.kind,
-                            preview=preview(converted.text), replaced=replaced)
+                            preview=shown_preview, replaced=replaced)
