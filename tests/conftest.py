@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from mcp.client.client import Client
 from mcp.types import CallToolResult
 
@@ -17,6 +18,13 @@ from context_kernel.settings import Settings
 from context_kernel.tools.server import create_server
 
 TESTS = Path(__file__).parent
+
+# Property tests run the same examples every time (a failure found once is found again, and a run
+# never fails on an example no earlier run tried), with no per-example deadline and no "too slow"
+# check: both measure time, which a loaded 2-core machine stretches.
+settings.register_profile("context-kernel", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("context-kernel")
 # Markers every test of a directory carries (see [tool.pytest.ini_options] in pyproject.toml).
 DIRECTORY_MARKERS = {"kernel_processes": "kernels", "e2e": "e2e"}
 
@@ -26,7 +34,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         top = item.path.relative_to(TESTS).parts[0]
         if top in DIRECTORY_MARKERS:
             item.add_marker(DIRECTORY_MARKERS[top])
-
 
 
 def pytest_configure(config: pytest.Config) -> None:
