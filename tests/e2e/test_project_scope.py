@@ -105,7 +105,7 @@ async def test_freshness_and_purge_touch_only_the_current_project(two_projects: 
     assert "rotate monthly" in reply
 
 
-async def test_another_projects_session_is_not_purged(two_projects: tuple[Path, Path, Path]) -> None:
+async def test_another_projects_session_is_neither_purged_nor_exported(two_projects: tuple[Path, Path, Path]) -> None:
     home, a, b = two_projects
     async with serving(home, b) as client:
         await call(client, "ctx_index", {"path": "notes.md"})
@@ -114,8 +114,13 @@ async def test_another_projects_session_is_not_purged(two_projects: tuple[Path, 
         (b_session,) = db.execute("SELECT id FROM sessions WHERE project_dir = ?", (str(b),)).fetchone()
     async with serving(home, a) as client:
         result = await client.call_tool("ctx_purge", {"confirm": True, "sessionId": b_session})
+        exported = await client.call_tool("ctx_export", {"session": b_session})
+        unknown = await client.call_tool("ctx_export", {"session": "no-such-session"})
     assert result.is_error
     assert "worked in another project" in text_of(result) and "nothing deleted" in text_of(result)
+    assert exported.is_error and "recorded in another project" in text_of(exported)
+    assert f"context-kernel export {b_session}" in text_of(exported)
+    assert unknown.is_error and b_session not in text_of(unknown)  # another project's ids are not listed
     async with serving(home, b) as client:
         assert "rotate weekly" in await call(client, "ctx_search", {"queries": ["staging credentials"]})
 

@@ -38,12 +38,20 @@ class ExportService:
         directory = await anyio.to_thread.run_sync(self._directory, path, confined)
         rows, sessions = await self._db.run(
             lambda: (self._executions.for_session(session_id), self._executions.sessions()))
+        # Where the session's code ran, so replay reaches the same relative paths.
+        recorded = next((s.project_dir for s in sessions if s.id == session_id), None)
+        if confined:
+            # The agent exports this project's sessions only: another project's records (and their ids)
+            # are not this project's to read. A person at the CLI may export any.
+            if recorded is not None and recorded != str(self._project_dir):
+                raise InvalidRequest(f"session {session_id!r} was recorded in another project; nothing written",
+                                     hint=f"export it from that project, or at the command line: "
+                                          f"context-kernel export {session_id}")
+            sessions = [s for s in sessions if s.project_dir == str(self._project_dir)]
         if not rows:
             known = [s.id for s in sessions][:5]
             raise InvalidRequest(f"session {session_id!r} has no recorded executions",
                                  hint="recent sessions: " + (", ".join(known) or "none yet"))
-        # Where the session's code ran, so replay reaches the same relative paths.
-        recorded = next((s.project_dir for s in sessions if s.id == session_id), None)
 
         def outputs(execution_id: int) -> list[dict[str, Any]]:
             # Called from the writing thread: each cell's outputs come from the database thread.
