@@ -144,7 +144,7 @@ class App:
 # answering (a prewarm builds the App while the client's handshake and tools/list are still in flight;
 # imported on the loop they would wait for all of it).
 _SERVICE_MODULES = (
-    "execution.batch", "execution.service", "hooks.compaction", "hooks.ingestion", "kernels.pool",
+    "datadir", "execution.batch", "execution.service", "hooks.compaction", "hooks.ingestion", "kernels.pool",
     "kernels.backend", "knowledge.service", "notebooks.service", "records", "security.call_guard", "store.db",
     "store.events", "store.executions", "store.knowledge", "web.client", "web.service",
 )
@@ -158,6 +158,7 @@ def _import_services() -> None:
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     # Heavy imports live here on purpose: see the module docstring.
     await anyio.to_thread.run_sync(_import_services)
+    from .datadir import tighten
     from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
     from .hooks.compaction import last_compacted
@@ -174,6 +175,11 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .web.client import SafeFetcher
     from .web.service import FetchService
 
+    # Before anything is written in it. The token's mode is the HTTP transport's to judge (it refuses one
+    # others could read, and says to rotate it), so it is left as it is.
+    made_private = await anyio.to_thread.run_sync(tighten, settings.home, (settings.http_token_file.name,))
+    if made_private:
+        log.warning("%s", made_private)
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     python = project_python(settings)
     gateway = open_gateway(settings)
@@ -255,10 +261,13 @@ async def _warm_secret_shapes(home: Path) -> None:
     """Read detect-secrets' plugins now (~110 ms, on a worker thread) rather than on the database
     thread at the first ingestion, and leave their patterns in the cache the hooks read, so no
     hook pays the import."""
+    from pathlib import Path
+
+    from .datadir import private_dir
     from .security.secret_shapes import cached_shapes
 
     try:
-        await anyio.to_thread.run_sync(cached_shapes, home / "cache")
+        await anyio.to_thread.run_sync(cached_shapes, Path(private_dir(home, "cache")))
     except Exception:  # a warm-up: the first redaction raises it again where it matters
         log.exception("could not read detect-secrets' patterns in advance")
 

@@ -165,8 +165,10 @@ def _backlog(settings: Settings, files: ModelFiles | None) -> str:
 
 def home_problem(home: Path) -> str | None:
     """None when the data dir exists (or can be made) and a file can be written in it; else why not."""
+    from .datadir import private_dir
+
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        private_dir(home)
         probe = home / f".write-probe-{os.getpid()}"
         probe.write_text("ok")
         probe.unlink()

@@ -172,10 +172,11 @@ def _compacted(home: Path, project: Path) -> None:
 
 
 def _restore_marker(home: Path, session_id: str) -> Path:
+    from ..datadir import private_dir
     from . import nudges
 
     path = nudges.marker(home, session_id, "restore-pending")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(home, str(path.parent.relative_to(home)))
     return path
 
 
@@ -204,10 +205,12 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
     if len(events) > MAX_EVENTS_PER_SESSION:  # a TodoWrite of 50,000 todos: keep what the session's cap would
         events = [events[i] for i in most_important([e.effective_priority() for e in events], MAX_EVENTS_PER_SESSION)]
     # No redaction, no storage: a missing security module raises here and nothing is written.
+    from ..datadir import private_dir
     from ..security.redact import redact_text, secret_env_values
     from ..security.secret_shapes import cached_shapes
 
     secrets = secret_env_values(env)
+    private_dir(home, "cache")  # made 0700 here, not by the cache's own mkdir
     shapes = cached_shapes(home / "cache")  # detect-secrets' patterns without its 110 ms import
     clean = [replace(ev, data=redact_text(ev.data, secrets, shapes)) for ev in events]
     from . import spool
@@ -234,16 +237,18 @@ def _load_rules(project: Path, env: dict[str, str], home: Path) -> DenyRulesLike
 
 def log(home: Path, message: str) -> None:
     """Append one line to <home>/logs/hooks.log; never raises (the log is best effort)."""
+    from ..datadir import open_private, private_dir
+
     path = home / "logs" / "hooks.log"
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {message}".replace("\n", " ") + "\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(home, "logs")
         try:
             if path.stat().st_size > LOG_MAX_BYTES:
                 os.replace(path, path.with_suffix(".log.1"))
         except FileNotFoundError:
             pass
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:

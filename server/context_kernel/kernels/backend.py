@@ -20,6 +20,7 @@ import zmq
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
+from ..datadir import open_private, private_dir
 from ..errors import KernelRestartFailed, KernelStartFailed, KernelUnavailable
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
@@ -133,12 +134,12 @@ class JupyterKernel:
         with contextlib.suppress(OSError):
             found = os.stat(self._cwd)
             self._cwd_identity = (found.st_dev, found.st_ino)
-        self._runtime_dir.mkdir(parents=True, exist_ok=True)
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self._runtime_dir)
+        private_dir(self._log_path.parent)
         # The kernel's own stdout/stderr go to a log file: in stdio mode our stdout is the MCP wire,
         # and ipykernel echoes fd-level writes to its inherited stdout.
         # Opening a log file at kernel start is a few microseconds; the start itself takes ~1 s.
-        self._log = open(self._log_path, "ab")  # noqa: SIM115, ASYNC230 - closed in shutdown()
+        self._log = os.fdopen(open_private(self._log_path, os.O_WRONLY | os.O_APPEND), "ab")
         km = _GuardedKernelManager(
             kernel_name=self.kernel_name,
             kernel_spec_manager=self._spec_manager,
