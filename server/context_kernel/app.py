@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -67,6 +68,7 @@ def kernel_factory(settings: Settings, python: ProjectPython | None = None,
     `python` in a shell cell is the python kernel's interpreter."""
     from .kernels.backend import JupyterKernel, Kernel
     from .kernels.specs import spec_manager
+    from .log_files import prune_logs
 
     if gateway is not None:
         from .kernels.gateway_kernel import GatewayKernel
@@ -80,11 +82,12 @@ def kernel_factory(settings: Settings, python: ProjectPython | None = None,
     python = python or project_python(settings)
     env = python.env
     specs = spec_manager(settings.kernels_dir)
+    prune = partial(prune_logs, settings.log_dir, settings.retention_days, settings.max_kernel_logs)
 
     def make(kernel_name: str) -> Kernel:
         prepare = python.prepare if kernel_name == python.kernel_name else None
         return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env, runtime_dir=settings.runtime_dir,
-                             log_dir=settings.log_dir, spec_manager=specs, prepare=prepare)
+                             log_dir=settings.log_dir, spec_manager=specs, prepare=prepare, prune_logs=prune)
 
     return make
 

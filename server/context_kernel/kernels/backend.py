@@ -22,6 +22,7 @@ from jupyter_client.manager import AsyncKernelManager
 
 from ..datadir import open_private, private_dir
 from ..errors import KernelRestartFailed, KernelStartFailed, KernelUnavailable
+from ..log_files import kernel_log
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
 from .quirks import setup_code
@@ -82,14 +83,18 @@ class JupyterKernel:
         log_dir: Path,
         spec_manager: KernelSpecManager | None = None,
         prepare: Callable[[], object] | None = None,
+        prune_logs: Callable[[], object] | None = None,
     ) -> None:
+        """`prune_logs`: called on a worker thread once this kernel's log is made, so that the logs
+        stay within the retention (log_files.py) however many kernels a server starts."""
         self.kernel_name = kernel_name
         self.instance_id = uuid.uuid4().hex[:12]
         self._cwd = cwd
         self._cwd_identity: tuple[int, int] | None = None  # (device, inode) of cwd when started
         self._env = env
         self._runtime_dir = runtime_dir
-        self._log_path = log_dir / f"kernel-{kernel_name}-{self.instance_id}.log"
+        self._log_path = kernel_log(log_dir, kernel_name, self.instance_id)
+        self._prune_logs = prune_logs
         self._spec_manager = spec_manager or KernelSpecManager()
         self._km: AsyncKernelManager | None = None
         self._kc: Any = None
@@ -140,6 +145,8 @@ class JupyterKernel:
         # and ipykernel echoes fd-level writes to its inherited stdout.
         # Opening a log file at kernel start is a few microseconds; the start itself takes ~1 s.
         self._log = os.fdopen(open_private(self._log_path, os.O_WRONLY | os.O_APPEND), "ab")
+        if self._prune_logs is not None:
+            await anyio.to_thread.run_sync(self._prune_logs)
         km = _GuardedKernelManager(
             kernel_name=self.kernel_name,
             kernel_spec_manager=self._spec_manager,
