@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -67,6 +68,7 @@ def kernel_factory(settings: Settings, python: ProjectPython | None = None,
     `python` in a shell cell is the python kernel's interpreter."""
     from .kernels.backend import JupyterKernel, Kernel
     from .kernels.specs import spec_manager
+    from .log_files import prune_logs
 
     if gateway is not None:
         from .kernels.gateway_kernel import GatewayKernel
@@ -80,11 +82,12 @@ def kernel_factory(settings: Settings, python: ProjectPython | None = None,
     python = python or project_python(settings)
     env = python.env
     specs = spec_manager(settings.kernels_dir)
+    prune = partial(prune_logs, settings.log_dir, settings.retention_days, settings.max_kernel_logs)
 
     def make(kernel_name: str) -> Kernel:
         prepare = python.prepare if kernel_name == python.kernel_name else None
         return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env, runtime_dir=settings.runtime_dir,
-                             log_dir=settings.log_dir, spec_manager=specs, prepare=prepare)
+                             log_dir=settings.log_dir, spec_manager=specs, prepare=prepare, prune_logs=prune)
 
     return make
 
@@ -144,7 +147,7 @@ class App:
 # answering (a prewarm builds the App while the client's handshake and tools/list are still in flight;
 # imported on the loop they would wait for all of it).
 _SERVICE_MODULES = (
-    "execution.batch", "execution.service", "hooks.compaction", "hooks.ingestion", "kernels.pool",
+    "datadir", "execution.batch", "execution.service", "hooks.compaction", "hooks.ingestion", "kernels.pool",
     "kernels.backend", "knowledge.service", "notebooks.service", "records", "security.call_guard", "store.db",
     "store.events", "store.executions", "store.knowledge", "web.client", "web.service",
 )
@@ -158,6 +161,7 @@ def _import_services() -> None:
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     # Heavy imports live here on purpose: see the module docstring.
     await anyio.to_thread.run_sync(_import_services)
+    from .datadir import tighten
     from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
     from .hooks.compaction import last_compacted
@@ -174,6 +178,11 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     from .web.client import SafeFetcher
     from .web.service import FetchService
 
+    # Before anything is written in it. The token's mode is the HTTP transport's to judge (it refuses one
+    # others could read, and says to rotate it), so it is left as it is.
+    made_private = await anyio.to_thread.run_sync(tighten, settings.home, (settings.http_token_file.name,))
+    if made_private:
+        log.warning("%s", made_private)
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
     python = project_python(settings)
     gateway = open_gateway(settings)
@@ -256,10 +265,13 @@ async def _warm_secret_shapes(home: Path) -> None:
     """Read detect-secrets' plugins now (~110 ms, on a worker thread) rather than on the database
     thread at the first ingestion, and leave their patterns in the cache the hooks read, so no
     hook pays the import. Every record and index write redacts with them, some on the loop."""
+    from pathlib import Path
+
+    from .datadir import private_dir
     from .security.secret_shapes import cached_shapes, default_shapes
 
     try:
-        await anyio.to_thread.run_sync(cached_shapes, home / "cache")
+        await anyio.to_thread.run_sync(cached_shapes, Path(private_dir(home, "cache")))
         await anyio.to_thread.run_sync(default_shapes)
     except Exception:  # a warm-up: the first redaction raises it again where it matters
         log.exception("could not read detect-secrets' patterns in advance")

@@ -15,35 +15,21 @@ context-kernel setup CLIENT --global --http URL                     the same, fo
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
-import signal
-import socket
 import sys
-import threading
 import time
-from pathlib import Path
-from typing import Any
 
-from .clients import CLIENT_NAMES
-from .lifeline import die_with_parent
-from .locations import claude_user_settings, data_home, project_dir, user_dirs, user_home
-from .settings import (
-    DEFAULT_HARD_CAP,
-    DEFAULT_MAX_DB_MB,
-    DEFAULT_MAX_KERNEL_LOGS,
-    DEFAULT_PREWARM,
-    DEFAULT_RESEND_AFTER_S,
-    DEFAULT_RETENTION_DAYS,
-    DEFAULT_RETURN_BUDGET,
-    DEFAULT_TIMEOUT_MS,
-    MAX_TIMEOUT_MS,
-    GatewaySettings,
-    Settings,
-)
-from .setup.cli import add_parsers as add_setup_parsers
-from .wording import counted
+# `context-kernel hook` runs on every tool call of the agent and imports this module first: what the
+# other commands need (argparse, pathlib, logging, socket, the settings, setup) is imported where it
+# is used, and typing not at all (TYPE_CHECKING is typing's constant, which type checkers know by name).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    import socket
+    from pathlib import Path
+    from typing import Any
+
+    from .settings import GatewaySettings, Settings
 
 EXIT_GRACE_S = 8.0
 PYTHON_VAR = "CONTEXT_KERNEL_PYTHON"
@@ -75,6 +61,8 @@ def _fetch_proxy(env: dict[str, str]) -> str | None:
 
 def _python_choice(args: argparse.Namespace, env: dict[str, str]) -> tuple[str | None, str]:
     """The explicit interpreter (`--python` wins over CONTEXT_KERNEL_PYTHON), a path made absolute here."""
+    from pathlib import Path
+
     value, source = getattr(args, "python", None), "--python"
     if not value:
         value, source = env.get(PYTHON_VAR) or None, PYTHON_VAR
@@ -89,6 +77,8 @@ GATEWAY_HELP = ("run every kernel on this Jupyter Enterprise Gateway / Kernel Ga
 
 def _gateway(args: argparse.Namespace, env: dict[str, str]) -> GatewaySettings | None:
     """`--gateway-url` and its auth and timeouts; the flags win over the variables (as jupyter_server names them)."""
+    from .settings import GatewaySettings
+
     url = getattr(args, "gateway_url", None) or env.get("CONTEXT_KERNEL_GATEWAY_URL") or env.get("JUPYTER_GATEWAY_URL")
     if not url:
         return None
@@ -119,6 +109,22 @@ def _gateway(args: argparse.Namespace, env: dict[str, str]) -> GatewaySettings |
 
 
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
+    from pathlib import Path
+
+    from .locations import claude_user_settings, data_home, project_dir, user_dirs, user_home
+    from .settings import (
+        DEFAULT_HARD_CAP,
+        DEFAULT_MAX_DB_MB,
+        DEFAULT_MAX_KERNEL_LOGS,
+        DEFAULT_PREWARM,
+        DEFAULT_RESEND_AFTER_S,
+        DEFAULT_RETENTION_DAYS,
+        DEFAULT_RETURN_BUDGET,
+        DEFAULT_TIMEOUT_MS,
+        MAX_TIMEOUT_MS,
+        Settings,
+    )
+
     python, python_from = _python_choice(args, env)
     return Settings(
         home=data_home(env),
@@ -153,12 +159,16 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
 
 def _hard_exit_later(seconds: float) -> None:
     # Shutdown is bounded: if a kernel or the SDK hangs on the way out, leave anyway.
+    import threading
+
     timer = threading.Timer(seconds, lambda: os._exit(0))
     timer.daemon = True
     timer.start()
 
 
 async def _serve(settings: Settings, args: argparse.Namespace, listener: socket.socket | None) -> None:
+    import signal
+
     import anyio
 
     from .tools.server import create_server
@@ -183,6 +193,8 @@ async def _serve(settings: Settings, args: argparse.Namespace, listener: socket.
 def _port(text: str) -> int:
     """`--port`: a TCP port. Checked here: the kernel keeps the low 16 bits of a larger one (99999 listens on
     34463), and getaddrinfo's complaint about a negative one names the host."""
+    import argparse  # only when a parser is built: a hook's path imports nothing it does not need
+
     try:
         port = int(text)
     except ValueError:
@@ -196,6 +208,7 @@ def _port(text: str) -> int:
 def _listen(host: str, port: int) -> socket.socket | str:
     """The HTTP transport's listening socket, bound here so that a port in use is one line, not uvicorn's traceback."""
     import errno
+    import socket
 
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -256,7 +269,12 @@ def _gateway_unusable(command: str, settings: Settings) -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+
     import anyio
+
+    from .lifeline import die_with_parent
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
     from .security.log_redaction import install
@@ -398,6 +416,7 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
 
 async def _insight(settings: Settings, page: Path | None) -> int:
     from .app import AppHolder
+    from .wording import counted
 
     async with AppHolder(settings) as holder:
         done = await (await holder.get()).records.insight(page)
@@ -406,6 +425,8 @@ async def _insight(settings: Settings, page: Path | None) -> int:
 
 
 def cmd_insight(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     import anyio
 
     page = Path(args.output).expanduser().absolute() if args.output else None
@@ -426,6 +447,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .errors import ContextKernelError
     from .notebooks.replay import KernelPlace, replay
 
@@ -518,16 +541,23 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
+    return _hook(args.client, args.event)
+
+
+def _hook(client: str, event: str) -> int:
     # Runs on every tool call of the agent: the hook path imports the standard library only.
     from .hooks import hook_cli
 
     stdin_text, problem = hook_cli.read_stdin(sys.stdin.buffer)  # bounded: a client may never close it
-    return hook_cli.main(args.client, args.event, stdin_text, env=dict(os.environ), stdin_problem=problem)
+    # may_detach: a real hook process, whose client may stop waiting before its recording is done.
+    return hook_cli.main(client, event, stdin_text, env=dict(os.environ), stdin_problem=problem, may_detach=True)
 
 
 def _console_script() -> str:
     """The installed `context-kernel` script the clients should start: next to this Python, else on PATH."""
     import shutil
+    from pathlib import Path
+
 
     beside = Path(sys.executable).with_name("context-kernel")  # not resolved: the venv's bin, not /usr/bin
     if beside.is_file():
@@ -536,7 +566,10 @@ def _console_script() -> str:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .installation import in_uv_cache, this_installation
+    from .locations import data_home, user_dirs, user_home
     from .settings import HTTP_TOKEN_FILE
     from .setup.cli import run
 
@@ -562,12 +595,22 @@ def _gateway_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if len(words) == 3 and words[0] == "hook":
+        # Every tool call of the agent: answered before any parser is built (`hook --help` still gets one).
+        return _hook(words[1], words[2])
+    import argparse
+
+    from .cli_help import DefaultsShown, VersionAction
+    from .clients import CLIENT_NAMES
+    from .setup.cli import add_parsers as add_setup_parsers
+
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    parser.add_argument("--version", action=VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the MCP server (stdio by default)",
-                           formatter_class=_DefaultsShown)
+                           formatter_class=DefaultsShown)
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                        help="stdio: one client starts this process; http: streamable HTTP for clients that connect")
     serve.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
@@ -663,34 +706,6 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
-
-
-class _DefaultsShown(argparse.HelpFormatter):
-    """Says each option's default, where it has one its help does not already name."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if action.default in (None, False, [], argparse.SUPPRESS) or "default" in text:
-            return text
-        return f"{text} (default: %(default)s)"
-
-
-class _VersionAction(argparse.Action):
-    """`--version`, read from the installed metadata only when asked (the hooks parse this parser on every call)."""
-
-    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        from importlib import metadata
-
-        try:
-            version = metadata.version("context-kernel")
-        except metadata.PackageNotFoundError:
-            version = "unknown (not installed as a package)"
-        print(f"context-kernel {version}")
-        parser.exit()
 
 
 if __name__ == "__main__":

@@ -165,8 +165,10 @@ def _backlog(settings: Settings, files: ModelFiles | None) -> str:
 
 def home_problem(home: Path) -> str | None:
     """None when the data dir exists (or can be made) and a file can be written in it; else why not."""
+    from .datadir import private_dir
+
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        private_dir(home)
         probe = home / f".write-probe-{os.getpid()}"
         probe.write_text("ok")
         probe.unlink()
@@ -183,7 +185,8 @@ def check_home(settings: Settings) -> Check:
 
 def check_database(settings: Settings) -> list[Check]:
     """Does the database open and pass quick_check; how big are it and the logs (retention keeps them)."""
-    from .store.retention import KERNEL_LOG_GLOB, file_size, inspect_database
+    from .log_files import KERNEL_LOG_GLOB
+    from .store.retention import file_size, inspect_database
 
     report = inspect_database(settings.db_path)
     mb = 1024 * 1024

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .datadir import write_private
 from .stats import BYTES_PER_TOKEN
 from .wording import counted
 
@@ -142,7 +143,5 @@ def write_insight(data: InsightData, home: Path, export_dir: Path, page: Path) -
     views = [SessionView(s, data.totals.get(s.id, ()), exports_of(export_dir, s.id)) for s in data.sessions]
     text = render_insight(page, home, views, data.lifetime, data.hook_sessions)
     page.parent.mkdir(parents=True, exist_ok=True)
-    tmp = page.with_name(page.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(page)  # a browser reloading it never sees half a page
+    write_private(page, text.encode("utf-8"))  # whole or not at all: a browser reloading it never sees half a page
     return len(views)

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA_DIR_VAR = "CONTEXT_KERNEL_HOME"
+from .datadir import data_dir, home_dir
+
 # What clients set to tell a server or a hook which project it serves, in order of preference
 # (Gemini CLI sets both GEMINI_ and CLAUDE_PROJECT_DIR).
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
@@ -22,15 +23,12 @@ LAUNCH_DIR_VAR = "VSCODE_CWD"
 
 def data_home(env: Mapping[str, str]) -> Path:
     """All state: `CONTEXT_KERNEL_HOME`, else `$XDG_DATA_HOME/context-kernel`, else `~/.local/share/context-kernel`."""
-    if env.get(DATA_DIR_VAR):
-        return Path(env[DATA_DIR_VAR]).expanduser().absolute()
-    data = env.get("XDG_DATA_HOME") or str(user_home(env) / ".local" / "share")
-    return Path(data) / "context-kernel"
+    return Path(data_dir(env))
 
 
 def user_home(env: Mapping[str, str]) -> Path:
     """`HOME`, else the password database's entry for this user (raises RuntimeError if neither exists)."""
-    return Path(env.get("HOME") or Path.home())
+    return Path(home_dir(env))
 
 
 def project_dir(env: Mapping[str, str], *, explicit: str | None = None, agent_cwd: str | None = None) -> Path:

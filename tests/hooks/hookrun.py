@@ -47,8 +47,10 @@ class Hooks:
             path.mkdir(parents=True)
         (self.project / "src" / "main.py").write_text("print('hi')\n")
         # A controlled environment: no CLAUDE_PROJECT_DIR, no real ~/.claude/settings.json.
+        # Hooks record before they exit (never deferred, however slowly the machine starts them): tests
+        # read the spool right after a hook. test_hook_overload.py sets its own.
         self.env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.user_home), "LANG": "C.UTF-8",
-                    "CONTEXT_KERNEL_HOME": str(self.home)}
+                    "CONTEXT_KERNEL_HOME": str(self.home), "CONTEXT_KERNEL_HOOK_DEFER_AFTER_S": "inf"}
         if os.environ.get("PYTHONPATH"):  # a checkout under test that is not the installed one
             self.env["PYTHONPATH"] = os.environ["PYTHONPATH"]
 

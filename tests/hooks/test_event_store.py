@@ -115,7 +115,7 @@ def test_a_file_being_taken_by_a_live_process_is_left_alone(tmp_path: Path) -> N
 
 def _pause_after_open(opened: threading.Event, resume: threading.Event) -> Any:
     lines, first = inspect.getsourcelines(spool.append)
-    open_line = first + next(i for i, line in enumerate(lines) if "os.open(" in line)
+    open_line = first + next(i for i, line in enumerate(lines) if "open_private(" in line)
 
     def local(frame: FrameType, event: str, arg: object) -> Any:
         if event == "line" and frame.f_lineno > open_line and not opened.is_set():

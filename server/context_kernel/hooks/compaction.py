@@ -13,6 +13,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..datadir import open_private, private_dir
+
 
 def marker(home: Path, project_dir: Path) -> Path:
     # The resolved path, so the hook (which finds the project from the agent's cwd) and the server
@@ -23,8 +25,8 @@ def marker(home: Path, project_dir: Path) -> Path:
 
 def mark_compacted(home: Path, project_dir: Path) -> None:
     path = marker(home, project_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch()
+    private_dir(home, "hooks/compacted")
+    os.close(open_private(path, os.O_WRONLY))
     os.utime(path)  # touch() leaves an existing file's mtime alone on some file systems
 
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..datadir import private_dir, write_private
+
+SERVERS_DIR = "servers"
+
 
 def servers_dir(home: Path) -> Path:
-    return home / "servers"
+    return home / SERVERS_DIR
 
 
 def _start_time(pid: int) -> str | None:
@@ -31,10 +35,9 @@ def _start_time(pid: int) -> str | None:
 
 def mark_alive(home: Path, project_dir: Path | None = None) -> Path:
     """Record this process as a live server; returns the file to remove at exit."""
-    path = servers_dir(home) / str(os.getpid())
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(private_dir(home, SERVERS_DIR)) / str(os.getpid())
     started = _start_time(os.getpid())
-    path.write_text(f"{project_dir or ''}\n" + (f"start={started}\n" if started else ""), encoding="utf-8")
+    write_private(path, (f"{project_dir or ''}\n" + (f"start={started}\n" if started else "")).encode("utf-8"))
     return path
 
 

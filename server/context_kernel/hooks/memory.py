@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..datadir import private_dir
 from ..knowledge.model import Chunk
 from ..security.redact import redact_text
 from ..security.secret_shapes import SecretShapes, cached_shapes
@@ -59,7 +60,7 @@ class Memory:
         knowledge service and keeps file work off the database thread.
         """
         kept: dict[str, int] = {}
-        shapes = cached_shapes(self.home / "cache")
+        shapes = cached_shapes(Path(private_dir(self.home, "cache")))
         for taken, rows in spool.drain(self.home):
             for session_id, n in store_spooled(self.events_repo, rows, shapes).items():
                 kept[session_id] = kept.get(session_id, 0) + n

@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from ..datadir import open_private, private_dir
+
 # Markers older than this belong to sessions long gone; SessionStart sweeps them.
 MAX_AGE_S = 14 * 24 * 3600
 
@@ -35,8 +37,8 @@ def claim(home: Path, session_id: str, key: str) -> bool:
     """
     path = marker(home, session_id, key)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        private_dir(home, str(path.parent.relative_to(home)))
+        fd = open_private(path, os.O_WRONLY | os.O_EXCL)
     except OSError:  # FileExistsError included: someone nudged first
         return False
     os.close(fd)

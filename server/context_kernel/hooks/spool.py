@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..datadir import open_private, private_dir
 from .model import Event
 
 try:
@@ -26,11 +27,15 @@ except ImportError:  # Windows: no flock; there a drain racing an append can sti
     fcntl = None  # type: ignore[assignment]  # the module is optional: checked before each use
 
 
+SPOOL_DIR = "spool"
+
+
 def spool_dir(home: Path) -> Path:
-    return home / "spool"
+    return home / SPOOL_DIR
 
 
-def _file_for(home: Path, session_id: str) -> Path:
+def session_file(home: Path, session_id: str) -> Path:
+    """The spool file a session's events are appended to."""
     # Session ids come from clients; hash them so any string makes a safe file name.
     digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:24]
     return spool_dir(home) / f"{digest}.jsonl"
@@ -55,11 +60,11 @@ def append(home: Path, client: str, session_id: str, events: Iterable[Event], pr
     # "replace": JSON input may carry a lone surrogate (`\ud800`), which UTF-8 cannot encode; one odd
     # character must not cost the call's events.
     data = "".join(lines).encode("utf-8", "replace")
-    path = _file_for(home, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = session_file(home, session_id)
+    private_dir(home, SPOOL_DIR)
     while True:
         # One write call with O_APPEND: concurrent hooks of the same session never interleave lines.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
         try:
             # `drain` renames the file, then waits for LOCK_EX before reading it. A hook that opened the
             # old name must not write after that read (its lines would be deleted with the taken file):

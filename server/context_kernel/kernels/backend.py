@@ -20,7 +20,9 @@ import zmq
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import AsyncKernelManager
 
+from ..datadir import private_dir
 from ..errors import KernelRestartFailed, KernelStartFailed, KernelUnavailable
+from ..log_files import kernel_log
 from .kernel_log import KernelLog
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
@@ -82,14 +84,18 @@ class JupyterKernel:
         log_dir: Path,
         spec_manager: KernelSpecManager | None = None,
         prepare: Callable[[], object] | None = None,
+        prune_logs: Callable[[], object] | None = None,
     ) -> None:
+        """`prune_logs`: called on a worker thread once this kernel's log is made, so that the logs
+        stay within the retention (log_files.py) however many kernels a server starts."""
         self.kernel_name = kernel_name
         self.instance_id = uuid.uuid4().hex[:12]
         self._cwd = cwd
         self._cwd_identity: tuple[int, int] | None = None  # (device, inode) of cwd when started
         self._env = env
         self._runtime_dir = runtime_dir
-        self._log_path = log_dir / f"kernel-{kernel_name}-{self.instance_id}.log"
+        self._log_path = kernel_log(log_dir, kernel_name, self.instance_id)
+        self._prune_logs = prune_logs
         self._spec_manager = spec_manager or KernelSpecManager()
         self._km: AsyncKernelManager | None = None
         self._kc: Any = None
@@ -134,11 +140,14 @@ class JupyterKernel:
         with contextlib.suppress(OSError):
             found = os.stat(self._cwd)
             self._cwd_identity = (found.st_dev, found.st_ino)
-        self._runtime_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self._runtime_dir)
+        private_dir(self._log_path.parent)
         # The kernel's own stdout/stderr go to a log file, redacted on the way (kernels/kernel_log.py):
         # in stdio mode our stdout is the MCP wire, and ipykernel echoes fd-level writes to its
         # inherited stdout. Opening it is well under a millisecond; the start itself takes ~1 s.
         self._log = KernelLog(self._log_path)
+        if self._prune_logs is not None:
+            await anyio.to_thread.run_sync(self._prune_logs)
         km = _GuardedKernelManager(
             kernel_name=self.kernel_name,
             kernel_spec_manager=self._spec_manager,

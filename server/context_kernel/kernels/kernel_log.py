@@ -19,6 +19,7 @@ import select
 import threading
 from pathlib import Path
 
+from ..datadir import open_private, private_dir
 from ..security.redact import redact_output
 
 MAX_LINE = 64 * 1024
@@ -30,8 +31,8 @@ READ_SIZE = 64 * 1024
 class KernelLog:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "ab")  # noqa: SIM115 - the pump thread closes it
+        private_dir(path.parent)
+        self._file = os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND), "ab")  # the pump thread closes it
         self._read, self._write = os.pipe()
         self._wake_read, self._wake_write = os.pipe()
         self._closed = False

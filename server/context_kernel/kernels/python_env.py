@@ -39,6 +39,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..datadir import private_dir, write_private
 from ..errors import KernelUnavailable
 from .env import kernel_environment
 from .interpreters import Interpreter, activated, find_interpreter
@@ -206,7 +207,7 @@ class ProjectPython:
         if cached is not None and _fingerprint(self.interpreter.python, cached.paths) == cached.fingerprint:
             return cached
         python = str(self.interpreter.python)
-        self._kernels_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self._kernels_dir)
         # -B: the probe writes no bytecode; cwd: the data dir, so no project file shadows a module.
         try:
             with subprocess.Popen([python, "-B", "-c", PROBE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -366,7 +367,7 @@ def build_overlay(overlays_dir: Path) -> Path:
     with _overlay_lock:
         if target.is_dir():
             return target
-        overlays_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(overlays_dir)
         scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=overlays_dir))
         try:
             for lent in _closure():
@@ -415,10 +416,8 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    scratch.write_text(text)
-    os.replace(scratch, path)  # atomic: another server reading it sees the old spec or the new one
+    private_dir(path.parent)
+    write_private(path, text.encode())  # atomic: another server reading it sees the old spec or the new one
 
 
 def _tail(data: bytes, limit: int = 600) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 import nbformat
 from nbformat import v4
 
+from ..datadir import private_dir, write_private
 from ..kernels.languages import language_for_kernel
 from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from ..wording import counted
@@ -70,7 +71,7 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     `project_dir` is where the session's code ran; replay runs the cells there by default, so
     relative paths in them reach the same files.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    private_dir(directory)  # a copy of the record: as private as the record (datadir.py)
     stem = f"session-{_safe(session_id)}"
     kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and _ran(r)))
     result = Export(executions=len(rows))
@@ -263,7 +264,7 @@ def _output(recorded: dict[str, Any]) -> Any:
 
 def _write(nb: Any, path: Path, kernel_name: str | None) -> ExportedNotebook:
     nbformat.validate(nb)
-    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_private(path, (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return ExportedNotebook(path, kernel_name, len(nb.cells))
 
 

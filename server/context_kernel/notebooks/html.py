@@ -10,6 +10,7 @@ import nbformat
 from nbconvert import HTMLExporter
 from nbformat import v4
 
+from ..datadir import write_private
 from .export import agent_view
 
 
@@ -30,7 +31,7 @@ def to_html(notebook_path: Path) -> Path:
             marked.cells.append(v4.new_markdown_cell(_agent_view(meta)))
     html, _ = HTMLExporter().from_notebook_node(marked)
     out = notebook_path.with_suffix(".html")
-    out.write_text(html, encoding="utf-8")
+    write_private(out, html.encode("utf-8"))
     return out
 
 

@@ -13,6 +13,7 @@ opened.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.sql.elements import TextClause
 
+from ..datadir import keep_private, open_private, private_dir
 from ..errors import StoreError
 from .migrations import MIGRATIONS, migrate
 
@@ -86,7 +88,12 @@ def write(engine: Engine, *, foreign_keys: bool = True) -> Iterator[Connection]:
 def open_engine(path: Path) -> Engine:
     """Create the engine for a database file (created if missing) and bring its schema up to date."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        # Made 0600 here, not 0644 by SQLite: a -wal or -shm it makes takes the database's mode. Those of
+        # a database made by an older version lose their group and other bits.
+        os.close(open_private(path, os.O_RDWR))
+        for existing in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            keep_private(existing)
     except OSError as exc:
         raise StoreError(f"cannot create the data dir {path.parent}: {exc.strerror or exc}",
                          hint=_HINT_WRITABLE) from exc

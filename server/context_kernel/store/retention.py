@@ -7,7 +7,8 @@ indexed on purpose (texts, files, fetched pages) stays: a fetched page has its o
 rest is the user's. Hook memory of a client session goes once its newest event is older than
 `days`; tool-call rows (ctx_stats) older than `days` go too. When the database is still bigger
 than `max_db_mb`, the least recently active sessions go next — never one active in the last day.
-Kernel log files beyond the newest `max_kernel_logs`, or older than `days`, are deleted.
+Log files follow the same days (log_files.py): any in `logs/` last written longer ago goes, and of
+the kernel logs only the newest `max_kernel_logs` stay (checked again each time a kernel starts).
 
 Freed pages go back to the file system by incremental vacuum. A database made before auto-vacuum
 was switched on is converted once, by one VACUUM (it rewrites the file: seconds for 100 MB).
@@ -23,14 +24,13 @@ from pathlib import Path
 import anyio
 from sqlalchemy import Connection, Engine, text
 
+from ..log_files import DAY_S, prune_logs
 from ..wording import counted
 from .db import Database, write
 from .knowledge import delete_sources_where
 
-DAY_S = 86_400.0
 # Sessions active this recently are never removed to make room.
 PROTECTED_S = DAY_S
-KERNEL_LOG_GLOB = "kernel-*.log"
 # Sessions removed per write transaction: other processes wait for the write lock meanwhile.
 SESSIONS_PER_TRANSACTION = 20
 EVENTS_SOURCE_PREFIX = "session-events:"
@@ -43,7 +43,7 @@ class RetentionPolicy:
     max_db_mb: int = 512
     """Beyond this, the least recently active sessions' records go (0: no size cap)."""
     max_kernel_logs: int = 100
-    """Kernel log files kept, newest first (0: no cap)."""
+    """Kernel log files kept, newest first (0: no cap); logs older than `days` go in any case."""
 
 
 @dataclass
@@ -54,6 +54,7 @@ class Pruned:
     tool_calls: int = 0
     event_sessions: int = 0
     kernel_logs: int = 0
+    """Log files deleted: kernel logs, and the hooks' when older than `days`."""
     converted: bool = False
     """The database was switched to incremental auto-vacuum (one VACUUM)."""
     freed_bytes: int = 0
@@ -62,14 +63,14 @@ class Pruned:
     def summary(self) -> str:
         return (f"retention: removed {counted(self.sessions, 'session')} ({counted(self.executions, 'execution')}, "
                 f"{counted(self.sources, 'source')}), {counted(self.tool_calls, 'tool-call row')}, hook memory of "
-                f"{counted(self.event_sessions, 'client session')}, {counted(self.kernel_logs, 'kernel log')}; "
+                f"{counted(self.event_sessions, 'client session')}, {counted(self.kernel_logs, 'log file')}; "
                 f"freed {self.freed_bytes / 1e6:.1f} MB"
                 + ("; converted to incremental vacuum" if self.converted else "")
                 + (f"; errors: {'; '.join(self.errors)}" if self.errors else ""))
 
 
 async def run_retention(db: Database, log_dir: Path, policy: RetentionPolicy) -> Pruned:
-    """One pass: the database on the store's thread, then the kernel logs."""
+    """One pass: the database on the store's thread, then the log files."""
     done = await db.run(prune_records, db.engine, policy)
     done.kernel_logs = await anyio.to_thread.run_sync(prune_kernel_logs, log_dir, policy)
     return done
@@ -168,23 +169,8 @@ def file_bytes(engine: Engine) -> int:
 
 
 def prune_kernel_logs(log_dir: Path, policy: RetentionPolicy, now: float | None = None) -> int:
-    """Delete kernel log files beyond the newest `max_kernel_logs` or older than `days`; returns how many."""
-    now = time.time() if now is None else now
-    try:
-        logs = sorted(((p.stat().st_mtime, p) for p in log_dir.glob(KERNEL_LOG_GLOB)), reverse=True)
-    except OSError:
-        return 0
-    removed = 0
-    for rank, (mtime, path) in enumerate(logs):
-        too_many = policy.max_kernel_logs > 0 and rank >= policy.max_kernel_logs
-        too_old = policy.days > 0 and mtime < now - policy.days * DAY_S
-        if too_many or too_old:
-            try:
-                path.unlink()
-                removed += 1
-            except OSError:
-                continue  # gone already (another server pruned it) or not ours to delete
-    return removed
+    """Delete the log files the policy no longer keeps (log_files.prune_logs); returns how many."""
+    return prune_logs(log_dir, policy.days, policy.max_kernel_logs, now)
 
 
 @dataclass(frozen=True)

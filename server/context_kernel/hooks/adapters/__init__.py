@@ -4,6 +4,7 @@ An adapter is a module with:
   NAME             the client name used on the command line (`context-kernel hook <NAME> <event>`)
   EVENTS           the client's own event names (as written in its hook config) → normalised events
   NEUTRAL_OUTPUT   what to print when there is nothing to say ("" or, for Cursor, "{}")
+                   (both kept in `hooks/client_events.py`, which the hook reads before any adapter)
   parse(event_name, payload) -> HookCall      tool names normalised to Claude Code's
   render(call, answer) -> str                 the exact stdout, in the client's documented shape
   can_add_context(call) -> bool               whether text can reach the agent at this event

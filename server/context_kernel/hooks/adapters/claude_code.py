@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import client_events
 from ..model import HookAnswer, HookCall, HookEvent
 from . import copilot
 from .common import (
-    CLAUDE_STYLE_EVENTS,
-    CLAUDE_STYLE_NAMES,
     as_dict,
     claude_style_doc,
     dumps,
@@ -30,10 +29,9 @@ from .common import (
 )
 
 NAME = "claude-code"
-# PostToolUseFailure: Claude Code's event for a failed tool call (answered like PostToolUse).
-EVENTS: dict[str, HookEvent] = {**CLAUDE_STYLE_EVENTS, "PostToolUseFailure": "post_tool"}
-_DEFAULT_NAME = CLAUDE_STYLE_NAMES
-NEUTRAL_OUTPUT = ""
+EVENTS: dict[str, HookEvent] = client_events.EVENTS[NAME]
+_DEFAULT_NAME = client_events.CLAUDE_STYLE_NAMES
+NEUTRAL_OUTPUT = client_events.NEUTRAL_OUTPUT[NAME]
 
 
 def parse(event_name: str, payload: dict[str, Any]) -> HookCall:

@@ -25,10 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import client_events
 from ..model import HookAnswer, HookCall, HookEvent
 from .common import (
-    CLAUDE_STYLE_EVENTS,
-    CLAUDE_STYLE_NAMES,
     as_dict,
     claude_style_doc,
     dumps,
@@ -38,13 +37,13 @@ from .common import (
 )
 
 NAME = "codex"
-EVENTS: dict[str, HookEvent] = dict(CLAUDE_STYLE_EVENTS)
-_DEFAULT_NAME = CLAUDE_STYLE_NAMES
+EVENTS: dict[str, HookEvent] = client_events.EVENTS[NAME]
+_DEFAULT_NAME = client_events.CLAUDE_STYLE_NAMES
 TOOLS: dict[str, str] = {
     "shell": "Bash", "local_shell": "Bash", "exec_command": "Bash", "shell_command": "Bash",
     "apply_patch": "Edit",
 }
-NEUTRAL_OUTPUT = ""
+NEUTRAL_OUTPUT = client_events.NEUTRAL_OUTPUT[NAME]
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 
 

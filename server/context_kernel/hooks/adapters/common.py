@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..model import HookAnswer, HookCall, HookEvent
+    from ..model import HookAnswer, HookCall
 
 # Our own MCP tools, longest first so `ctx_execute_file` is not mistaken for `ctx_execute`.
 CTX_TOOLS: tuple[str, ...] = tuple(sorted(
@@ -133,19 +133,6 @@ def normalised_input(tool: str | None, raw_input: dict[str, Any]) -> dict[str, A
         if url is not None:
             ti["url"] = str(url)
     return ti
-
-
-# Claude Code's event names, which Codex CLI and VS Code Copilot adopted: event → normalised, and
-# back (the name to answer with when a payload does not say which event it is).
-CLAUDE_STYLE_EVENTS: dict[str, HookEvent] = {
-    "PreToolUse": "pre_tool",
-    "PostToolUse": "post_tool",
-    "UserPromptSubmit": "prompt",
-    "PreCompact": "pre_compact",
-    "SessionStart": "session_start",
-    "Stop": "stop",
-}
-CLAUDE_STYLE_NAMES: dict[str, str] = {event: name for name, event in CLAUDE_STYLE_EVENTS.items()}
 
 
 def claude_style_doc(call: HookCall, answer: HookAnswer, name: str, blockable: tuple[str, ...]) -> dict[str, Any]:

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import client_events
 from ..model import HookAnswer, HookCall, HookEvent
 from .common import (
-    CLAUDE_STYLE_EVENTS,
-    CLAUDE_STYLE_NAMES,
     as_dict,
     claude_style_doc,
     dumps,
@@ -40,8 +39,8 @@ from .common import (
 )
 
 NAME = "copilot"
-EVENTS: dict[str, HookEvent] = dict(CLAUDE_STYLE_EVENTS)
-_DEFAULT_NAME = CLAUDE_STYLE_NAMES
+EVENTS: dict[str, HookEvent] = client_events.EVENTS[NAME]
+_DEFAULT_NAME = client_events.CLAUDE_STYLE_NAMES
 TOOLS: dict[str, str] = {
     "run_in_terminal": "Bash", "runTerminalCommand": "Bash",
     "read_file": "Read", "copilot_readFile": "Read",
@@ -55,7 +54,7 @@ TOOLS: dict[str, str] = {
     "manage_todo_list": "TodoWrite",
     "runSubagent": "Task",
 }
-NEUTRAL_OUTPUT = ""
+NEUTRAL_OUTPUT = client_events.NEUTRAL_OUTPUT[NAME]
 
 
 def parse(event_name: str, payload: dict[str, Any]) -> HookCall:

@@ -27,28 +27,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import client_events
 from ..model import HookAnswer, HookCall, HookEvent
 from .common import as_dict, dumps, first, mcp_name, normalised_input, text, with_event_name
 
 NAME = "cursor"
-EVENTS: dict[str, HookEvent] = {
-    "beforeShellExecution": "pre_tool",
-    "beforeMCPExecution": "pre_tool",
-    "beforeReadFile": "pre_tool",
-    "preToolUse": "pre_tool",
-    "afterShellExecution": "post_tool",
-    "afterMCPExecution": "post_tool",
-    "afterFileEdit": "post_tool",
-    "postToolUse": "post_tool",
-    "beforeSubmitPrompt": "prompt",
-    "sessionStart": "session_start",
-    "preCompact": "pre_compact",
-    "stop": "stop",
-}
+EVENTS: dict[str, HookEvent] = client_events.EVENTS[NAME]
 # Tool names of the generic preToolUse/postToolUse events (the matchers Cursor documents).
 TOOLS: dict[str, str] = {"Shell": "Bash", "Terminal": "Bash", "Read": "Read", "Write": "Write", "Edit": "Edit",
                          "Grep": "Grep", "Glob": "Glob", "WebFetch": "WebFetch", "Task": "Task"}
-NEUTRAL_OUTPUT = "{}"
+NEUTRAL_OUTPUT = client_events.NEUTRAL_OUTPUT[NAME]
 _CAN_ASK = ("beforeShellExecution", "beforeMCPExecution", "preToolUse")
 
 

@@ -22,18 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import client_events
 from ..model import HookAnswer, HookCall, HookEvent
 from .common import as_dict, dumps, mcp_name, normalised_input, text, with_event_name
 
 NAME = "gemini"
-EVENTS: dict[str, HookEvent] = {
-    "BeforeTool": "pre_tool",
-    "AfterTool": "post_tool",
-    "BeforeAgent": "prompt",
-    "PreCompress": "pre_compact",
-    "SessionStart": "session_start",
-    "AfterAgent": "stop",
-}
+EVENTS: dict[str, HookEvent] = client_events.EVENTS[NAME]
 _DEFAULT_NAME = {"pre_tool": "BeforeTool", "post_tool": "AfterTool", "prompt": "BeforeAgent",
                  "pre_compact": "PreCompress", "session_start": "SessionStart", "stop": "AfterAgent"}
 TOOLS: dict[str, str] = {
@@ -48,7 +42,7 @@ TOOLS: dict[str, str] = {
     "google_web_search": "WebSearch",
     "write_todos": "TodoWrite",
 }
-NEUTRAL_OUTPUT = ""
+NEUTRAL_OUTPUT = client_events.NEUTRAL_OUTPUT[NAME]
 
 
 def _tool(payload: dict[str, Any]) -> tuple[str | None, str | None]:
