@@ -8,6 +8,7 @@ import pytest
 
 from context_kernel.app import AppHolder
 from context_kernel.errors import InvalidRequest
+from context_kernel.execution import collector
 from context_kernel.execution.requests import ExecuteRequest, SessionRef
 from context_kernel.settings import Settings
 from context_kernel.store.db import open_engine
@@ -88,6 +89,9 @@ async def test_a_quick_cells_outputs_are_written_with_its_end(settings: Settings
         add_outputs(self, exec_id, first, outputs)
 
     monkeypatch.setattr(ExecutionRepository, "add_outputs", counted)
+    # "Quick" is "ends before the flush interval": on a loaded machine the cell's 3 prints could take
+    # longer than the real 1 s, and the test would then see a batch write that is right for a slow cell.
+    monkeypatch.setattr(collector, "FLUSH_INTERVAL_S", 3600.0)
     async with AppHolder(settings) as holder:
         app = await holder.get()
         code = "import sys\nprint('out')\nprint('err', file=sys.stderr)\nprint('more')"
