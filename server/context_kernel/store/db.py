@@ -89,13 +89,17 @@ def open_engine(path: Path) -> Engine:
     """Create the engine for a database file (created if missing) and bring its schema up to date."""
     try:
         private_dir(path.parent)
+    except OSError as exc:
+        raise StoreError(f"cannot create the data dir {path.parent}: {exc.strerror or exc}",
+                         hint=_HINT_WRITABLE) from exc
+    try:
         # Made 0600 here, not 0644 by SQLite: a -wal or -shm it makes takes the database's mode. Those of
         # a database made by an older version lose their group and other bits.
         os.close(open_private(path, os.O_RDWR))
         for existing in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
             keep_private(existing)
     except OSError as exc:
-        raise StoreError(f"cannot create the data dir {path.parent}: {exc.strerror or exc}",
+        raise StoreError(f"the database file cannot be opened or created ({path}): {exc.strerror or exc}",
                          hint=_HINT_WRITABLE) from exc
     engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _on_connect)
