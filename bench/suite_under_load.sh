@@ -7,6 +7,7 @@ runs=${1:-3}
 burners=${2:-2}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d -t ck-suite-under-load-XXXX)
+chmod 755 "$work"  # the ssh-placed kernel runs as another user, from the clone's venv
 git clone -q "$repo" "$work/clone"
 pids=()
 for _ in $(seq 1 "$burners"); do python3 -c "while True: pass" & pids+=($!); done
