@@ -69,6 +69,10 @@ def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Setting
         # Words only unless a test asks for semantic recall: the background embedder would make a
         # search's ranking depend on how far it got (tests/knowledge/test_semantic*.py turn it on).
         "semantic": False,
+        # Where a test turns it on, the embedder runs at normal priority: at its default idle priority it
+        # never runs while both cores are busy (the suite runs on loaded machines too), and these tests
+        # check what gets embedded, not when (the priority has its own test and bench/semantic_coverage.py).
+        "semantic_nice": 0,
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -101,6 +102,31 @@ def open_gateway(settings: Settings) -> Gateway | None:
     return Gateway(settings.gateway)
 
 
+class SemanticSlot:
+    """The semantic recall started in the background, closed with the App even when it finishes starting
+    after the App closed (an embedder process left running otherwise)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._semantic: SemanticRecall | None = None
+        self._closed = False
+
+    def keep(self, semantic: SemanticRecall) -> bool:
+        with self._lock:
+            if not self._closed:
+                self._semantic = semantic
+                return True
+        semantic.close()
+        return False
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            semantic, self._semantic = self._semantic, None
+        if semantic is not None:
+            semantic.close()
+
+
 @dataclass(frozen=True)
 class Resources:
     """What the App owns and closes; services hold what they need of it, tools never see it."""
@@ -108,8 +134,8 @@ class Resources:
     db: Database
     pool: KernelPool
     fetcher: SafeFetcher
-    semantic: list[SemanticRecall]
-    """Empty until semantic recall has started (in the background), then the one instance."""
+    semantic: SemanticSlot
+    """Semantic recall once it has started (in the background)."""
     gateway: Gateway | None = None
 
 
@@ -132,8 +158,7 @@ class App:
             await res.gateway.aclose()
         with anyio.CancelScope(shield=True):
             await res.fetcher.aclose()
-            for semantic in res.semantic:  # the embedder's thread stops between batches (bounded)
-                await anyio.to_thread.run_sync(semantic.close)
+            await anyio.to_thread.run_sync(res.semantic.close)  # the embedder stops within seconds
 
     def pool_spares(self) -> list[tuple[str, int | None, float]]:
         """(kernel name, pid, seconds idle) of the prewarmed kernels no session took yet (ctx_doctor)."""
@@ -219,18 +244,23 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                                  project_dir=settings.project_dir,
                                  search_budget=settings.search_budget, guard=guard, spawn=spawn,
                                  forgotten_before=forgotten_before)
-    semantic_slot: list[SemanticRecall] = []
+    semantic_slot = SemanticSlot()
     if settings.semantic:
         knowledge.semantic_loading()
 
         async def start_semantic() -> None:
             # Off the build: numpy, the tokenizer and the table take a few hundred ms, and the first call
             # (a search by words meanwhile) must not wait for them; nor for the stored vectors after.
+            def started() -> SemanticRecall | None:
+                # Kept by the slot in this thread: a shutdown while it starts (its result would be dropped
+                # with the cancelled task) still stops its embedder process.
+                semantic = _semantic(settings, db)
+                return semantic if semantic is not None and semantic_slot.keep(semantic) else None
+
             semantic = None
             try:
-                semantic = await anyio.to_thread.run_sync(_semantic, settings, db)
+                semantic = await anyio.to_thread.run_sync(started)
                 if semantic is not None:
-                    semantic_slot.append(semantic)
                     await anyio.to_thread.run_sync(semantic.warm)
             finally:
                 knowledge.attach_semantic(semantic)
@@ -287,7 +317,7 @@ def _semantic(settings: Settings, db: Database) -> SemanticRecall | None:
         return None
     from .semantic.service import SemanticRecall
 
-    semantic = SemanticRecall(db=db, files=status.files)
+    semantic = SemanticRecall(db=db, files=status.files, nice=settings.semantic_nice)
     semantic.start()  # embeds what an earlier run left without vectors, in the background
     return semantic
 

@@ -153,6 +153,7 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         semantic=env.get("CONTEXT_KERNEL_SEMANTIC", "1").strip().lower() not in ("0", "off", "false", "no"),
         semantic_model=Path(env["CONTEXT_KERNEL_SEMANTIC_MODEL"]).expanduser()
         if env.get("CONTEXT_KERNEL_SEMANTIC_MODEL") else None,
+        semantic_nice=min(19, max(0, _env_int(env, "CONTEXT_KERNEL_SEMANTIC_NICE", 19))),
         gateway=_gateway(args, env),
     )
 

@@ -32,6 +32,9 @@ def die_with_parent(signum: int = signal.SIGKILL, parent: int | None = None) -> 
 
     With `parent` (the parent's pid, taken before the fork), a parent that already exited before the
     request was made counts too: the signal is sent at once.
+
+    Linux sends the signal when the *thread* that forked the child ends, not only the process: spawn
+    from the event loop's thread or from a thread that outlives the child (semantic/embed_process.py).
     """
     if _prctl is not None:
         _prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)

@@ -113,6 +113,10 @@ class Settings:
     """Semantic recall when the `semantic` extra is installed (CONTEXT_KERNEL_SEMANTIC=0: words only)."""
     semantic_model: Path | None = None
     """Another embedding model's directory (sentence-transformers or fastembed layout); None: the default."""
+    semantic_nice: int = 19
+    """The embedder's niceness (CONTEXT_KERNEL_SEMANTIC_NICE). 19 (the default) also asks for SCHED_IDLE: it
+    embeds only on a core nothing else wants, so on a machine busy on every core the vectors wait (search
+    ranks by words meanwhile); 0 embeds at the server's own priority."""
     gateway: GatewaySettings | None = None
     """`serve --gateway-url`: every kernel runs on this gateway instead of as a child of the server."""
 

@@ -41,3 +41,31 @@ async def test_once_embedded_the_reply_says_semantic_search_covers_it_now(tmp_pa
         assert await app.knowledge.semantic_coverage(["vacuum"]) == "Semantic search covers it now."
         reply = await app.knowledge.search(["why is my table not smaller after I delete records"], session_id="s")
         assert "source: vacuum" in reply.text
+
+
+def _embedder_children() -> list[int]:
+    """This process's children that are embedder processes (semantic/embed_process.py)."""
+    import os
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        if ppid == os.getpid() and b"embed_process" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_server_closed_while_semantic_recall_starts_leaves_no_embedder_behind(tmp_path: Path,
+                                                                                        project: Path) -> None:
+    """Semantic recall starts in a thread after the build; a shutdown in that window dropped the started
+    instance with the cancelled task, and its embedder process ran on (seen on a loaded machine)."""
+    before = set(_embedder_children())
+    async with AppHolder(make_settings(tmp_path, project, semantic=True)) as holder:
+        await holder.get()  # and close at once: semantic recall is still starting in its thread
+    assert set(_embedder_children()) - before == set()

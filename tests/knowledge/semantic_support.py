@@ -28,7 +28,7 @@ async def recall(tmp_path: Path, files: ModelFiles) -> AsyncIterator[tuple[Knowl
                                                                            Database]]:
     db = Database.open(tmp_path / "kb.sqlite3")
     (tmp_path / "project").mkdir(exist_ok=True)
-    semantic = SemanticRecall(db=db, files=files)
+    semantic = SemanticRecall(db=db, files=files, nice=0)
     service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path / "project",
                                search_budget=6144, semantic=semantic)
     try:

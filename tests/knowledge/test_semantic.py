@@ -72,7 +72,7 @@ async def test_a_tampered_model_turns_semantic_off_and_ctx_index_says_why(tmp_pa
     tampered = tmp_path / "tokenizer.json"
     tampered.write_bytes(default_model().tokenizer.read_bytes()[:-10])
     db = Database.open(tmp_path / "kb.sqlite3")
-    semantic = SemanticRecall(db=db, files=replace(default_model(), tokenizer=tampered))
+    semantic = SemanticRecall(db=db, files=replace(default_model(), tokenizer=tampered), nice=0)
     service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path, search_budget=6144,
                                semantic=semantic)
     try:
@@ -210,7 +210,7 @@ async def test_two_servers_sharing_a_database_store_each_chunks_vectors_once(
         kb: tuple[KnowledgeService, SemanticRecall], tmp_path: Path) -> None:
     service, semantic = kb
     other_db = Database.open(tmp_path / "kb.sqlite3")  # a second server on the same file
-    other = SemanticRecall(db=other_db, files=default_model())
+    other = SemanticRecall(db=other_db, files=default_model(), nice=0)
     try:
         text = "\n\n".join(f"## Part {i}\n\n" + "Dead tuples are reclaimed by vacuum. " * 40 for i in range(6))
         await service.index_text(label="shared", text=text)
@@ -283,7 +283,7 @@ def test_the_servers_vector_scoring_leaves_no_blas_thread_spinning_on_a_core(tmp
         from context_kernel.semantic.service import SemanticRecall
         from context_kernel.store.db import Database
         db = Database.open(Path({str(tmp_path / "kb.sqlite3")!r}))
-        semantic = SemanticRecall(db=db, files=default_model())
+        semantic = SemanticRecall(db=db, files=default_model(), nice=0)
         np.ones((512, 384), dtype=np.float32) @ np.ones(384, dtype=np.float32)  # what VectorIndex scores with
         print(sorted({{p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"}}))
         semantic.close(); db.close()

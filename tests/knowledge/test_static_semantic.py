@@ -177,6 +177,80 @@ async def test_the_embedder_runs_in_a_process_of_its_own_and_stops_with_recall(
     assert child.poll() is not None  # stop() waited for it
 
 
+def _scheduling(pid: int) -> tuple[int, int]:
+    import os
+
+    return os.sched_getscheduler(pid), os.getpriority(os.PRIO_PROCESS, pid)
+
+
+async def test_the_embedder_runs_idle_by_default_and_at_the_servers_priority_when_asked(tmp_path: Path) -> None:
+    import os
+
+    db = Database.open(tmp_path / "kb.sqlite3")
+    seen: dict[int, tuple[int, int]] = {}
+    try:
+        for nice in (19, 0):
+            semantic = SemanticRecall(db=db, files=static_model(), nice=nice)
+            try:
+                semantic.start()
+                child = semantic.worker._proc  # type: ignore[union-attr]
+                assert child is not None
+                for _ in range(int(WAIT_S * 10)):  # the child sets its own priority first thing: wait for it
+                    if _scheduling(child.pid) != _scheduling(os.getpid()) or nice == 0:
+                        break
+                    await anyio.sleep(0.1)
+                semantic.worker.wait_idle(WAIT_S)
+                seen[nice] = _scheduling(child.pid)
+            finally:
+                semantic.close()
+    finally:
+        db.close()
+    assert seen[19] == (os.SCHED_IDLE, 19)
+    assert seen[0] == _scheduling(os.getpid())
+
+
+async def test_an_embedder_started_from_a_thread_that_ends_keeps_running(tmp_path: Path) -> None:
+    """The server starts semantic recall on a worker thread, which the thread pool ends after 10 s idle. A
+    child's death signal (PR_SET_PDEATHSIG) follows the thread that spawned it, not the process: the
+    embedder was killed then, and every later section stayed without vectors (a 25 s fetch of 200 pages)."""
+    import threading
+
+    db = Database.open(tmp_path / "kb.sqlite3")
+    semantic = SemanticRecall(db=db, files=static_model(), nice=0)
+    service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path,
+                               search_budget=6144, semantic=semantic)
+    try:
+        starter = threading.Thread(target=semantic.start)
+        starter.start()
+        starter.join()  # the thread that started the embedder is gone, as a pool's idle worker goes
+        await service.index_text(label="vacuum", text=VACUUM)
+        await settled(semantic)
+        assert semantic.worker.failure is None
+        upto, _ = await db.run(semantic.vectors.state)
+        assert upto > 0
+    finally:
+        semantic.close()
+        db.close()
+
+
+async def test_stopping_an_embedder_that_cannot_run_returns_and_leaves_no_process(tmp_path: Path) -> None:
+    """On a machine busy on every core the idle-priority child may not run at all; stop must not wait on it."""
+    import os
+    import signal
+
+    db = Database.open(tmp_path / "kb.sqlite3")
+    semantic = SemanticRecall(db=db, files=static_model(), nice=0)
+    try:
+        semantic.start()
+        child = semantic.worker._proc  # type: ignore[union-attr]
+        assert child is not None
+        os.kill(child.pid, signal.SIGSTOP)  # as starved as a process can be: it gets no core at all
+        semantic.close()
+        assert child.poll() is not None  # killed and reaped, not left behind
+    finally:
+        db.close()
+
+
 async def test_a_table_the_child_refuses_is_reported_and_search_stays_by_words(tmp_path: Path) -> None:
     tampered = tmp_path / static_model().onnx.name
     shutil.copy(static_model().onnx, tampered)
@@ -184,7 +258,7 @@ async def test_a_table_the_child_refuses_is_reported_and_search_stays_by_words(t
         handle.seek(100)
         handle.write(b"\x00\x01\x02\x03")
     db = Database.open(tmp_path / "kb.sqlite3")
-    semantic = SemanticRecall(db=db, files=replace(static_model(), onnx=tampered))
+    semantic = SemanticRecall(db=db, files=replace(static_model(), onnx=tampered), nice=0)
     service = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine), project_dir=tmp_path,
                                search_budget=6144, semantic=semantic)
     try:
@@ -216,7 +290,7 @@ def test_the_embedder_dies_with_a_killed_server(tmp_path: Path) -> None:
         from context_kernel.semantic.service import SemanticRecall
         from context_kernel.store.db import Database
         db = Database.open(Path({str(tmp_path / 'kb.sqlite3')!r}))
-        semantic = SemanticRecall(db=db, files=static_model())
+        semantic = SemanticRecall(db=db, files=static_model(), nice=0)
         semantic.start()
         print(semantic.worker._proc.pid, flush=True)
         time.sleep(120)
@@ -253,7 +327,7 @@ async def test_meaning_never_brings_back_another_projects_section(tmp_path: Path
     """Two projects on one database: the nearest vectors of project A are A's own, and a question
     that only B's text answers (by meaning alone) finds nothing in A."""
     db = Database.open(tmp_path / "kb.sqlite3")
-    semantic = SemanticRecall(db=db, files=static_model())
+    semantic = SemanticRecall(db=db, files=static_model(), nice=0)
     services = {}
     for name in ("alpha", "beta"):
         (tmp_path / name).mkdir()

@@ -42,6 +42,7 @@ REPORT_EVERY_S = 0.5
 _CHILD_MAIN = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
                "from context_kernel.semantic.embed_process import main; main()")
 START_TIMEOUT_S = 60.0
+STOP_GRACE_S = 2.0
 
 
 class EmbeddingProcess:
@@ -70,6 +71,8 @@ class EmbeddingProcess:
                 return
             if self._proc is None:
                 self._start()
+                if self._proc is None:
+                    return
             self._requested += 1
             self._send(b"wake\n")
 
@@ -86,7 +89,7 @@ class EmbeddingProcess:
                 self._cond.wait(left)
         return True
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
         with self._cond:
             self._stopping = True
             proc = self._proc
@@ -96,12 +99,18 @@ class EmbeddingProcess:
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
-            proc.wait(timeout)
+            proc.wait(grace)
         except (OSError, subprocess.TimeoutExpired):
+            # On a machine busy on every core an idle-priority child may not run for minutes, so it cannot
+            # take its own exit. Killing it loses at most the batch in hand (one SQLite transaction, rolled
+            # back whole); the next start embeds it again.
             proc.kill()
-            proc.wait(5)
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:  # even dying waits for a core there: reap it when it ends
+                threading.Thread(target=proc.wait, name="ck-embedder-reaper", daemon=True).start()
         if self._reader is not None:
-            self._reader.join(timeout)  # it reads the child's last report, then its end
+            self._reader.join(grace)  # it reads the child's last report, then its end
 
     @property
     def failure(self) -> SemanticUnavailable | None:
@@ -123,12 +132,38 @@ class EmbeddingProcess:
         return float(self._report.get("busy_seconds", 0.0))
 
     def _start(self) -> None:
-        self._proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, close_fds=True,
-                                      preexec_fn=functools.partial(die_with_parent, signal.SIGKILL, os.getpid()))
-        self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,), name="ck-embedder-reports",
+        """Spawn the child from the thread that reads its reports (called holding the condition).
+
+        The child's death signal follows the thread that spawned it, not the server's process: spawned
+        from the caller's thread (a pool worker, ended after 10 s idle), the embedder was killed with it.
+        The reader thread lives exactly as long as the child.
+        """
+        spawned: list[subprocess.Popen[bytes] | BaseException] = []
+        self._reader = threading.Thread(target=self._spawn_and_read, args=(spawned,), name="ck-embedder-reports",
                                         daemon=True)
         self._reader.start()
+        self._cond.wait_for(lambda: bool(spawned), START_TIMEOUT_S)
+        if not spawned or isinstance(spawned[0], BaseException):
+            reason = spawned[0] if spawned else "no answer"
+            self._failure = SemanticUnavailable(f"the embedder process could not start ({reason})", state="broken",
+                                                hint="restart the server; search works by words meanwhile")
+            return
+        self._proc = spawned[0]
+
+    def _spawn_and_read(self, spawned: list[subprocess.Popen[bytes] | BaseException]) -> None:
+        try:
+            proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, close_fds=True,
+                                    preexec_fn=functools.partial(die_with_parent, signal.SIGKILL, os.getpid()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who reports it
+            with self._cond:
+                spawned.append(exc)
+                self._cond.notify_all()
+            return
+        with self._cond:
+            spawned.append(proc)
+            self._cond.notify_all()
+        self._read(proc.stdout)
 
     def _send(self, line: bytes) -> None:
         proc = self._proc
@@ -180,8 +215,9 @@ def _child(db_path: Path, files: ModelFiles, kinds: tuple[str, ...], nice: int) 
             os.nice(nice)
         # SCHED_IDLE: only when no other task wants the core. At nice 19 alone a warm call waited for the
         # embedder's time slice to end (1.3–1.9× its idle latency on an idle 2-core machine).
-        with contextlib.suppress(OSError, AttributeError):
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        if nice >= 19:
+            with contextlib.suppress(OSError, AttributeError):
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     out = sys.stdout.buffer
     lock = threading.Lock()
 

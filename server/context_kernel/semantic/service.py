@@ -46,8 +46,8 @@ class SemanticRecall:
         self.encoder = make_encoder(files, window_tokens)
         self.vectors = VectorRepository(db.engine, kinds=kinds or kinds_for(files),
                                         model=vector_model_id(files, self.encoder.window_tokens))
-        # The static table is quick: it runs as any of the server's work, a little below it (nice 5),
-        # and is done in seconds; a transformer takes hours and runs only on what the machine leaves.
+        # nice 19 (and SCHED_IDLE in the child): embedding runs on what the machine leaves, so a kernel's
+        # warm call keeps its latency; the static table still covers 5 MB in ~5 s on an idle core.
         self.worker: EmbeddingWorker | EmbeddingProcess
         if in_process:  # benchmarks and tests that time the embedding itself
             self.worker = EmbeddingWorker(run_sync=db.run_sync, repo=self.vectors, encoder=self.encoder,

@@ -121,10 +121,12 @@ async def _answered_before_eof(read: Any, write: Any) -> AsyncIterator[tuple[Any
     async def outbound() -> None:
         async with from_server, write:  # the transport's writer stops when its stream closes
             async for item in from_server:
+                # Handed to the transport's writer first, then counted as answered: counted before, the
+                # end of input could cancel this send and lose the last reply (stdout a file, loaded machine).
+                await write.send(item)
                 if isinstance(item.message, JSONRPCResponse | JSONRPCError):
                     pending.discard(item.message.id)
                     changed.set()
-                await write.send(item)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(inbound)
