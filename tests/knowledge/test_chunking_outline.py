@@ -68,6 +68,46 @@ def test_a_large_option_is_its_own_chunk_and_small_siblings_are_packed() -> None
     assert [line for c in chunks for line in lines_of(c.content)] == lines_of(page)
 
 
+CURL = """curl(1)                          curl Manual                          curl(1)
+
+NAME
+       curl - transfer a URL
+
+DESCRIPTION
+       curl is a tool for transferring data from or to a server.
+
+OPTIONS
+       --fail-with-body
+              Return an error on server errors where the HTTP response code
+              is 400 or greater. This flag will still allow curl to output
+              and save that content but also to return error 22.
+
+              Example:
+               curl --fail-with-body https://example.com
+
+              See also -f, --fail.
+
+       -f, --fail
+              Fail silently (no output at all) on server errors.
+
+              Example:
+               curl --fail https://example.com
+
+EXIT CODES
+       22     HTTP page not retrieved.
+"""
+
+
+def test_an_options_example_stays_with_the_option_it_shows() -> None:
+    """curl's `Example:` under each option was a chunk of its own: for `curl --fail-with-body` it
+    outranked the option's description, and the reply held the example without the answer."""
+    chunks = chunk_document(CURL, name="curl.1.txt")
+    example = next(c for c in chunks if "curl --fail-with-body https://example.com" in c.content)
+    assert "return error 22" in example.content
+    assert example.title.startswith("curl(1) > OPTIONS > --fail-with-body")
+    assert [line for c in chunks for line in lines_of(c.content)] == lines_of(CURL)
+
+
 def test_prose_without_an_outline_is_left_to_the_plain_chunker() -> None:
     prose = "A paragraph of prose.\nIt has two lines.\n\nAnother paragraph.\n\nA third one.\n"
     assert chunk_structured(prose) is None

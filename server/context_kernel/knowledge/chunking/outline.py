@@ -127,12 +127,20 @@ def _pack(text: str, lines: list[str], units: list[_Unit], max_bytes: int) -> li
             flush()
             chunks.extend(_parts(lines[unit.start:unit.end], " > ".join(unit.path) or "(untitled)", max_bytes))
             continue
-        if group and (units[group[0]].path[:-1] != unit.path[:-1]
-                      or sum(size[g] for g in group) + size[n] > TARGET_BYTES):
+        lead = units[group[0]] if group else None
+        if lead and (not _packs_with(lead.path, unit.path, nested=_indent(lines[lead.start]) > 0)
+                     or sum(size[g] for g in group) + size[n] > TARGET_BYTES):
             flush()
         group.append(n)
     flush()
     return chunks
+
+
+def _packs_with(first: tuple[str, ...], path: tuple[str, ...], nested: bool) -> bool:
+    """A unit joins a chunk that began with its sibling, or with an item heading above it (`nested`:
+    an indented heading, not a page section): an option's `Example:` stays with the option it shows
+    (alone it outranked the option's description)."""
+    return path[:-1] == first[:-1] or (nested and path[:len(first)] == first)
 
 
 def _parts(lines: list[str], title: str, max_bytes: int) -> list[Chunk]:
