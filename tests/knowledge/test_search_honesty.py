@@ -147,3 +147,15 @@ async def test_an_absent_cve_is_said_to_be_absent_before_any_other_cve(kb: Knowl
 
 def test_a_hyphenated_token_with_digits_is_one_identifier() -> None:
     assert identifiers("is CVE-2023-40217 fixed in v3.11.5 of non-blocking io?") == ["CVE-2023-40217", "v3.11.5"]
+
+
+async def test_a_typo_one_edit_from_two_indexed_stems_is_corrected_to_the_real_word(kb: KnowledgeService) -> None:
+    """`convetion` is one edit from `convertion` and from `convention`; both stem to indexed stems and
+    the more frequent one, `convert`, won. The word meant is a word: `convention`."""
+    for i in range(3):  # `convert` in more sections than `convention`
+        await kb.index_text(label=f"convert-{i}", name=f"convert-{i}.md", text=f"# Converting {i}\nConvert it.\n")
+    await kb.index_text(label="abi", name="abi.md", text="# Calling convention\nThe target has no red zone.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "calling convetion red zone"))
+    assert result.corrections == {"convetion": "convention"}
+    assert result.hits and result.hits[0].chunk.label == "abi"

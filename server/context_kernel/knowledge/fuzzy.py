@@ -77,6 +77,26 @@ def neighbours(word: str, stem: Callable[[str], str],
     return sorted(((w, found[s]) for w, s in stems.items() if s in found), key=lambda item: (-item[1], item[0]))
 
 
+def word_respelling(word: str, is_listed: Callable[[str], bool], stem: Callable[[str], str],
+                    frequencies: Callable[[list[str]], dict[str, int]]) -> str | None:
+    """The indexed stem of the most frequent English word one edit from `word` as typed, or None.
+
+    Tried before the closest indexed stem: a typo is one edit from the word meant, which is a word.
+    Stems lose what tells two candidates apart (`convetion` is one edit from `convertion` and from
+    `convention`, both stemming to indexed stems; the more frequent, `convert`, won), and the word
+    list keeps only the real one. Cheap: the ~500 one-edit strings are filtered by the list first.
+    """
+    if not 4 <= len(word) <= MAX_RESPELLED or not word.isalpha():
+        return None
+    real = sorted(w for w in one_edit(word.lower()) if is_listed(w))
+    if not real:
+        return None
+    stems = {w: stem(w) for w in real}
+    found = frequencies(sorted({s for s in stems.values() if len(s) >= 3}))
+    near = sorted(((found[s], w) for w, s in stems.items() if s in found), key=lambda item: (-item[0], item[1]))
+    return stems[near[0][1]] if near else None
+
+
 def respell(word: str, stem: Callable[[str], str],
             frequencies: Callable[[list[str]], dict[str, int]]) -> str | None:
     """The indexed stem of the most frequent word one edit from `word` as typed, or None.

@@ -21,6 +21,11 @@ def _words() -> frozenset[str]:
     return frozenset(WORDS_FILE.read_text(encoding="utf-8").split())
 
 
+def is_listed(word: str) -> bool:
+    """A word of the list itself (not two glued together)."""
+    return word.lower() in _words()
+
+
 def is_word(word: str) -> bool:
     """A known English word, or two glued together (`readline`, `filesystem`)."""
     low = word.lower()

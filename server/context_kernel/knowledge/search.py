@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
-from .fuzzy import correct, neighbours, respell
-from .lexicon import is_word
+from .fuzzy import correct, neighbours, respell, word_respelling
+from .lexicon import is_listed, is_word
 from .rank import RRF_K, fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
@@ -270,7 +270,8 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
             fixed.append(term)
             absent.append(term)
             continue
-        near = correct(stems[term], repo.stems_near, raw=term)
+        near = word_respelling(term, is_listed, stem, repo.stem_frequencies) or correct(stems[term], repo.stems_near,
+                                                                                    raw=term)
         if near is None and respells > 0:
             respells -= 1
             near = respell(term, stem, repo.stem_frequencies)
