@@ -45,7 +45,9 @@ async def test_a_lexical_winner_far_ahead_is_not_pushed_out_by_semantic_neighbou
         return [h.chunk.label for h in result.hits]
 
     assert (await db.run(run, Fusion()))[0] == "codes"
-    assert "codes" not in await db.run(run, Fusion(method="rrf"))
+    # (with ranks alone the neighbours lead; the code's section still comes second, as the only hit that
+    # brings the query's `42P01`: rank.diversify)
+    assert (await db.run(run, Fusion(method="rrf")))[0] != "codes"
 
 
 async def test_a_section_that_is_only_a_heading_does_not_take_a_place_from_one_with_text(

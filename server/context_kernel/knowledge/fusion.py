@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ..store.knowledge import KnowledgeRepository
+from .rank import diversify
 from .search import Hit, LexicalRanking, SearchResult, finish, fold_identical, rank_lexical
 from .snippets import MAX_SNIPPET_CHARS, Matcher, render, snippet, word_windows
 
@@ -101,6 +102,8 @@ def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHi
     if fusion.short:
         kept = sorted(((cid, score * min(1.0, len(chunks[cid].content) / fusion.short)) for cid, score in kept),
                       key=lambda item: -item[1])
+    if lexical is not None and lexical.matcher is not None:
+        kept = diversify(kept, chunks, lexical.matcher, limit)
     top = fold_identical(kept, chunks, limit)
     if fusion.window_snippets and best_windows is not None:
         unknown = [cid for cid, _, _ in top if cid not in windows]

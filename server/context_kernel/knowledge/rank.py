@@ -16,6 +16,10 @@ DEFINES_WEIGHT = 1.0
 # A section of a page the query names (`umount: target is busy` → umount.8): the paste of an error
 # message names its program first, and that page explains it.
 NAMED_WEIGHT = 2.0
+# A later hit may pass the ones ranked just above it by bringing the query's words the hits before it
+# lack: a question naming two things gets a passage for each, not two for the first.
+DIVERSITY_WINDOW = 3
+DIVERSITY_WEIGHT = 1.0
 
 
 def fuse(*ranked: list[int], k: int = RRF_K) -> dict[int, float]:
@@ -95,3 +99,32 @@ def _phrase(text: str, hits: list[tuple[int, int, str]], phrase: list[str]) -> f
         if (k1, k2) in wanted and start - end <= 3 and not text[end:start].strip(" -_./:"):
             found.add((k1, k2))
     return len(found) / len(wanted)
+
+
+def diversify(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow], matcher: Matcher,
+              limit: int) -> list[tuple[int, float]]:
+    """The first `limit` hits chosen greedily: each next one among the DIVERSITY_WINDOW best left, by its
+    score times (1 + DIVERSITY_WEIGHT × the rarity-weighted share of query words it adds to the hits
+    before it). The rest keep their order."""
+    if limit < 2 or len(ranked) < 2:
+        return ranked
+    weights = {k: matcher.weights.get(k, 1.0) for k in matcher.stems}
+    total = sum(weights.values()) or 1.0
+
+    def words_of(cid: int) -> set[str]:
+        chunk = chunks.get(cid)
+        if chunk is None:
+            return set()
+        return {k for _, _, k in matcher.positions(chunk.title) + matcher.positions(chunk.content[:20000])}
+
+    left = list(ranked)
+    chosen = [left.pop(0)]
+    covered = words_of(chosen[0][0])
+    while left and len(chosen) < limit:
+        gains = [score * (1.0 + DIVERSITY_WEIGHT * sum(weights[k] for k in words_of(cid) - covered) / total)
+                 for cid, score in left[:DIVERSITY_WINDOW]]
+        pick = max(range(len(gains)), key=lambda i: (gains[i], -i))
+        cid, score = left.pop(pick)
+        chosen.append((cid, score))
+        covered |= words_of(cid)
+    return chosen + left

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..store.knowledge import ChunkRow, KnowledgeRepository, fts_quote
 from .fuzzy import correct, neighbours, respell, word_respelling
 from .lexicon import is_listed, is_word
-from .rank import RRF_K, fuse, rerank
+from .rank import RRF_K, diversify, fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
 from .terms import WORD, query_terms, stem, words
 
@@ -87,7 +87,7 @@ def search(repo: KnowledgeRepository, query: str, *, limit: int = 5, source: str
     if matcher is None:
         return result
     hits = [Hit(chunks[cid], score, snippet(chunks[cid].content, matcher, snippet_chars), also)
-            for cid, score, also in fold_identical(lexical.ranked, chunks, limit)]
+            for cid, score, also in fold_identical(diversify(lexical.ranked, chunks, matcher, limit), chunks, limit)]
     finish(result, hits, lexical.corrections, sort)
     return result
 
