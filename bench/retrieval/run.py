@@ -117,7 +117,7 @@ async def index_corpus(engine: Engine, corpus: Corpus, home: Path, project: Path
             await anyio.sleep(max(0.0, done + TEN_SECONDS - time.monotonic()))
             engine.snapshot(home, work / "snap-10s")
         if "settled" in conditions:
-            if isinstance(engine, Ours):
+            if isinstance(engine, Ours) and engine.semantic:  # words only: nothing runs in the background
                 stats["settle_s"] = await wait_settled(engine, home, backlog_timeout, done)
             engine.snapshot(home, work / "snap-settled")
     return stats

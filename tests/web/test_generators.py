@@ -68,3 +68,42 @@ def test_a_section_repeated_on_another_page_of_the_site_is_stored_once() -> None
     # a section that is only its heading line is no repeat
     bare = [Chunk("T", "# T", "prose"), Chunk("T > Examples", "## Examples", "prose")]
     assert seen.first_copies(BASE + "c.html", "d", bare) == bare
+
+
+def test_each_documented_function_of_a_sphinx_page_is_a_section_titled_by_its_signature() -> None:
+    """Sphinx puts each function in a <dl>: as paragraphs, the page was one section for four functions."""
+    text, titles = sections("sphinx-fnmatch.html")
+    for signature in ("fnmatch.fnmatch(filename, pattern)", "fnmatch.fnmatchcase(filename, pattern)",
+                      "fnmatch.filter(names, pattern)", "fnmatch.translate(pattern)"):
+        assert f"## {signature}" in text  # all at one level, below the page's title
+        assert any(t.endswith(f"> {signature}") for t in titles), titles
+
+
+ASCIIDOC = """<!DOCTYPE html><html><head><title>tool(1)</title></head><body class="manpage">
+<div id="header"><h1>tool(1) Manual Page</h1><h2>NAME</h2><div class="sectionbody"><p>tool - does things</p></div></div>
+<div id="content"><div class="sect1"><h2 id="_options">OPTIONS</h2><div class="sectionbody"><div class="dlist"><dl>
+<dt class="hdlist1">-C &lt;path&gt;</dt><dd><p>Run as if tool was started in &lt;path&gt; instead of the current
+working directory.</p></dd>
+<dt class="hdlist1">--follow</dt><dd><p>Continue listing the history of a file beyond renames.</p>
+<div class="dlist"><dl><dt class="hdlist1">nested</dt><dd><p>a list inside an entry stays a list</p></dd></dl>
+</div></dd>
+<dt class="hdlist1"><code>--no-pager</code></dt><dd><p>Do not pipe output into a pager.</p></dd>
+</dl></div></div></div>
+<div class="sect1"><h2 id="_notes">NOTES</h2><div class="sectionbody"><div class="dlist"><dl>
+<dt class="hdlist1">When the repository is shallow and the history you ask for reaches past its boundary, tool
+stops there and says so instead of failing, which is what most scripts expect from it anyway.</dt>
+<dd><p>A term that is a sentence is not a name.</p></dd></dl></div></div></div>
+</div></body></html>"""
+
+
+def test_a_manuals_option_list_becomes_one_section_per_option() -> None:
+    """asciidoc (and DocBook) write OPTIONS as a definition list: each option is now a section titled by
+    it, where it was a paragraph among forty in parts titled "OPTIONS (part 3)"."""
+    page = convert(ASCIIDOC.encode(), "text/html", BASE + "tool.html")
+    chunks = chunk_document(page.text, name=page.name)
+    by_title = {c.title: c.content for c in chunks}
+    assert "instead of the current" in by_title["tool(1) Manual Page > OPTIONS > -C <path>"]
+    assert "beyond renames" in by_title["tool(1) Manual Page > OPTIONS > --follow"]
+    assert "a list inside an entry stays a list" in by_title["tool(1) Manual Page > OPTIONS > --follow"]
+    assert "into a pager" in by_title["tool(1) Manual Page > OPTIONS > --no-pager"]
+    assert not any("nested" in t or "shallow" in t for t in by_title)  # a nested list, a sentence: not headings
