@@ -159,3 +159,14 @@ async def test_a_typo_one_edit_from_two_indexed_stems_is_corrected_to_the_real_w
     result = await db.run(lambda: search(KnowledgeRepository(db.engine), "calling convetion red zone"))
     assert result.corrections == {"convetion": "convention"}
     assert result.hits and result.hits[0].chunk.label == "abi"
+
+
+async def test_a_typo_keeps_its_first_letter_when_it_is_respelled(kb: KnowledgeService) -> None:
+    """`alocate` is one edit from `allocate` and from `locate`; the more frequent `locate` won."""
+    for i in range(3):
+        await kb.index_text(label=f"find-{i}", name=f"find-{i}.md", text=f"# Finding {i}\nLocate the file first.\n")
+    await kb.index_text(label="alloc", name="alloc.md", text="# Capacity\nwith_capacity(0) does not allocate.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "does it alocate"))
+    assert result.corrections == {"alocate": "allocate"}
+    assert result.hits and result.hits[0].chunk.label == "alloc"

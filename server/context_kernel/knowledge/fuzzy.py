@@ -30,7 +30,7 @@ def correct(word: str, candidates: Callable[[str, int, int], list[tuple[str, int
     if len(word) < 4:
         return None
     limit = allowed_distance(raw or word)
-    best: tuple[int, int, str] | None = None
+    best: tuple[int, bool, int, str] | None = None
     for first in dict.fromkeys([word[0], word[1]]):
         found = candidates(first, len(word) - limit, len(word) + limit + 2)
         terms = [term for term, _ in found]
@@ -46,9 +46,12 @@ def correct(word: str, candidates: Callable[[str, int, int], list[tuple[str, int
             dist = edit_distance(word, term, limit)
             typed = edit_distance(raw, term, limit + 2) if raw else dist
             rank = dist + typed
-            if best is None or (rank, -df, term) < best:  # ties: the alphabetically first, whatever the order
-                best = (rank, -df, term)
-    return best[2] if best else None
+            # Ties: the one keeping the first letter (typos rarely touch it), the more frequent, then the
+            # alphabetically first, whatever the order.
+            key = (rank, term[0] != word[0], -df, term)
+            if best is None or key < best:
+                best = key
+    return best[3] if best else None
 
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -93,7 +96,9 @@ def word_respelling(word: str, is_listed: Callable[[str], bool], stem: Callable[
         return None
     stems = {w: stem(w) for w in real}
     found = frequencies(sorted({s for s in stems.values() if len(s) >= 3}))
-    near = sorted(((found[s], w) for w, s in stems.items() if s in found), key=lambda item: (-item[0], item[1]))
+    # A typo rarely touches the first letter: `alocate` is `allocate` (a word the list lacks; the closest
+    # indexed stem finds it), not the more frequent `locate`.
+    near = sorted((-found[s], w) for w, s in stems.items() if s in found and w[0] == word[0].lower())
     return stems[near[0][1]] if near else None
 
 
