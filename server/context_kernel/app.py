@@ -15,7 +15,8 @@ import importlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -31,14 +32,17 @@ if TYPE_CHECKING:
     from .doctor import Check, KernelFactory
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
+    from .hooks.ingestion import Ingestion
     from .kernels.gateway_client import Gateway
     from .kernels.pool import KernelPool
     from .kernels.python_env import ProjectPython
     from .knowledge.service import KnowledgeService
     from .notebooks.service import ExportService
     from .records import RecordService
+    from .security.call_guard import DenyGuard
     from .semantic.service import SemanticRecall
     from .store.db import Database
+    from .store.events import EventRepository
     from .web.client import SafeFetcher
     from .web.service import FetchService
 
@@ -168,40 +172,47 @@ class App:
         self._resources.db.close()
 
 
-# What `_build` imports (about 0.3 s): imported first on a worker thread, so that the event loop keeps
-# answering (a prewarm builds the App while the client's handshake and tools/list are still in flight;
-# imported on the loop they would wait for all of it).
+# What the App is built from, imported on a worker thread first, so that the event loop keeps answering
+# (a prewarm builds the App while the client's handshake and tools/list are still in flight; imported on
+# the loop they would wait for all of it). The ground floor, what a search needs, comes first (~0.2 s):
+# a server's first ctx_search is answered from it while the rest (~0.35 s: kernels, web, export) imports.
+_GROUND_MODULES = (
+    "datadir", "hooks.compaction", "hooks.ingestion", "knowledge.service", "security.call_guard", "store.db",
+    "store.events", "store.knowledge",
+)
 _SERVICE_MODULES = (
-    "datadir", "execution.batch", "execution.service", "hooks.compaction", "hooks.ingestion", "kernels.pool",
-    "kernels.backend", "knowledge.service", "notebooks.service", "records", "security.call_guard", "store.db",
-    "store.events", "store.executions", "store.knowledge", "web.client", "web.service",
+    "execution.batch", "execution.service", "kernels.pool", "kernels.backend", "notebooks.service", "records",
+    "store.executions", "web.client", "web.service",
 )
 
 
-def _import_services() -> None:
-    for name in _SERVICE_MODULES:
+def _import(names: tuple[str, ...]) -> None:
+    for name in names:
         importlib.import_module(f"{__package__}.{name}")
 
 
-async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
+@dataclass(frozen=True)
+class Ground:
+    """The store and the knowledge service: what a search needs, built before everything else."""
+
+    db: Database
+    knowledge: KnowledgeService
+    events: EventRepository
+    ingestion: Ingestion
+    guard: DenyGuard
+
+
+async def _build_ground(settings: Settings, tg: anyio.abc.TaskGroup) -> Ground:
     # Heavy imports live here on purpose: see the module docstring.
-    await anyio.to_thread.run_sync(_import_services)
+    await anyio.to_thread.run_sync(_import, _GROUND_MODULES)
     from .datadir import tighten
-    from .execution.batch import BatchService
-    from .execution.service import ExecutionLimits, ExecutionService
     from .hooks.compaction import last_compacted
     from .hooks.ingestion import Ingestion
-    from .kernels.pool import KernelPool
     from .knowledge.service import KnowledgeService
-    from .notebooks.service import ExportService
-    from .records import RecordService
     from .security.call_guard import DenyGuard
     from .store.db import Database
     from .store.events import EventRepository
-    from .store.executions import ExecutionRepository
     from .store.knowledge import KnowledgeRepository
-    from .web.client import SafeFetcher
-    from .web.service import FetchService
 
     # Before anything is written in it. The token's mode is the HTTP transport's to judge (it refuses one
     # others could read, and says to rotate it), so it is left as it is.
@@ -209,6 +220,44 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     if made_private:
         log.warning("%s", made_private)
     db = await anyio.to_thread.run_sync(Database.open, settings.db_path)
+    guard = DenyGuard(settings.project_dir, settings.user_home, settings.claude_settings)
+
+    def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        tg.start_soon(fn)
+
+    def forgotten_before() -> float:
+        # Sends before the project's last compaction, or older than the resend period, are gone
+        # from the agent's context.
+        compacted = last_compacted(settings.home, settings.project_dir) or 0.0
+        return max(compacted, time.time() - settings.resend_after_s)
+
+    knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine, project=str(settings.project_dir)),
+                                 project_dir=settings.project_dir,
+                                 search_budget=settings.search_budget, guard=guard, spawn=spawn,
+                                 forgotten_before=forgotten_before)
+    if settings.semantic:
+        knowledge.semantic_loading()  # searches meanwhile rank by words and say so
+    events = EventRepository(db.engine)
+    ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
+    knowledge.ingest_before_reads(ingestion.ingest)
+    return Ground(db, knowledge, events, ingestion, guard)
+
+
+async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
+                 ground_ready: Callable[[Ground], Coroutine[Any, Any, None]]) -> App:
+    ground = await _build_ground(settings, tg)
+    await ground_ready(ground)  # the searches waiting for it are answered before the rest imports beside them
+    await anyio.to_thread.run_sync(_import, _SERVICE_MODULES)
+    from .execution.batch import BatchService
+    from .execution.service import ExecutionLimits, ExecutionService
+    from .kernels.pool import KernelPool
+    from .notebooks.service import ExportService
+    from .records import RecordService
+    from .store.executions import ExecutionRepository
+    from .web.client import SafeFetcher
+    from .web.service import FetchService
+
+    db, knowledge, guard = ground.db, ground.knowledge, ground.guard
     python = project_python(settings)
     gateway = open_gateway(settings)
     kernels = kernel_factory(settings, python, gateway)
@@ -227,26 +276,14 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
     def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         tg.start_soon(fn)
 
-    executions, events = ExecutionRepository(db.engine), EventRepository(db.engine)
+    executions = ExecutionRepository(db.engine)
     limits = ExecutionLimits(
         return_budget=settings.return_budget, hard_output_cap=settings.hard_output_cap,
         default_timeout_ms=settings.default_timeout_ms, max_timeout_ms=settings.max_timeout_ms,
         progress_interval_s=settings.progress_interval_s, restart_timeout_s=settings.kernel_start_timeout_s,
     )
-    guard = DenyGuard(settings.project_dir, settings.user_home, settings.claude_settings)
-    def forgotten_before() -> float:
-        # Sends before the project's last compaction, or older than the resend period, are gone
-        # from the agent's context.
-        compacted = last_compacted(settings.home, settings.project_dir) or 0.0
-        return max(compacted, time.time() - settings.resend_after_s)
-
-    knowledge = KnowledgeService(db=db, repo=KnowledgeRepository(db.engine, project=str(settings.project_dir)),
-                                 project_dir=settings.project_dir,
-                                 search_budget=settings.search_budget, guard=guard, spawn=spawn,
-                                 forgotten_before=forgotten_before)
     semantic_slot = SemanticSlot()
     if settings.semantic:
-        knowledge.semantic_loading()
 
         async def start_semantic() -> None:
             # Off the build: numpy, the tokenizer and the table take a few hundred ms, and the first call
@@ -268,8 +305,6 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
                 semantic.indexed()  # sections indexed while it started: embed them now, not at the next wake
 
         tg.start_soon(start_semantic)
-    ingestion = Ingestion(db=db, events=events, knowledge=knowledge, home=settings.home)
-    knowledge.ingest_before_reads(ingestion.ingest)
     # On a gateway the python kernel is the gateway's python3, not this project's interpreter.
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
                                  limits=limits, spawn=spawn, knowledge=knowledge, guard=guard,
@@ -283,8 +318,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup) -> App:
         batch=BatchService(execution=execution, knowledge=knowledge, pool=pool), fetch=fetch,
         export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
                              export_dir=settings.export_dir, kernels_dir=settings.kernels_dir),
-        records=RecordService(db=db, executions=executions, events=events, knowledge=knowledge,
-                              ingest=ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
+        records=RecordService(db=db, executions=executions, events=ground.events, knowledge=knowledge,
+                              ingest=ground.ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
                               after_purge=execution.forget_sessions),
         _resources=Resources(db, pool, fetcher, semantic_slot, gateway),
@@ -360,6 +395,21 @@ def prewarmed_check(spares: list[tuple[str, int | None, float]]) -> Check:
                  + ", ".join(parts))
 
 
+# How long the rest of the build waits for the searches answered from the ground floor before it imports
+# beside them (they share the GIL; a search takes tens of ms).
+EARLY_CALLS_S = 2.0
+
+
+class _Build:
+    """One build of the App, run in the lifespan's task group: callers wait for it, none of them owns it
+    (a caller cancelled mid-build no longer cancels the build the others wait for)."""
+
+    def __init__(self) -> None:
+        self.ground = anyio.Event()
+        self.done = anyio.Event()
+        self.error: Exception | None = None
+
+
 class AppHolder:
     """Async context manager for the server's lifespan; builds the App once, on first use.
 
@@ -370,7 +420,10 @@ class AppHolder:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._app: App | None = None
-        self._lock = anyio.Lock()
+        self._knowledge: KnowledgeService | None = None
+        self._build: _Build | None = None
+        self._early = 0  # searches answered from the ground floor while the rest is being built
+        self._early_done = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def __aenter__(self) -> AppHolder:
@@ -389,13 +442,62 @@ class AppHolder:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(app.close_store)
 
+    def _started_build(self) -> _Build:
+        if self._build is not None:
+            return self._build
+        assert self._tg is not None, "AppHolder must be entered (server lifespan) before use"
+        build = self._build = _Build()
+
+        async def ground_ready(ground: Ground) -> None:
+            self._knowledge = ground.knowledge
+            build.ground.set()
+            with anyio.move_on_after(EARLY_CALLS_S):
+                while self._early:
+                    await self._early_done.wait()
+
+        async def run() -> None:
+            assert self._tg is not None
+            try:
+                self._app = await _build(self.settings, self._tg, ground_ready)
+            # Raised to every caller (the store that cannot open, say); the next call tries again.
+            except Exception as exc:  # noqa: BLE001 - handed to the callers, who raise it
+                build.error = exc
+                self._build = None
+            finally:
+                build.ground.set()
+                build.done.set()
+
+        self._tg.start_soon(run)
+        return build
+
     async def get(self) -> App:
         if self._app is None:
-            async with self._lock:
-                if self._app is None:
-                    assert self._tg is not None, "AppHolder must be entered (server lifespan) before use"
-                    self._app = await _build(self.settings, self._tg)
+            build = self._started_build()
+            await build.done.wait()
+            if self._app is None:
+                raise build.error or RuntimeError("the server is shutting down")
         return self._app
+
+    @asynccontextmanager
+    async def knowledge(self) -> AsyncIterator[KnowledgeService]:
+        """The knowledge service for one call as soon as it exists: a server's first search does not wait
+        for the kernel and web modules to import, nor share the GIL with them while it runs."""
+        if self._app is not None:
+            yield self._app.knowledge
+            return
+        self._early += 1
+        try:
+            if self._knowledge is None:
+                build = self._started_build()
+                await build.ground.wait()
+                if self._knowledge is None:
+                    raise build.error or RuntimeError("the server is shutting down")
+            yield self._knowledge
+        finally:
+            self._early -= 1
+            if not self._early:
+                self._early_done.set()
+                self._early_done = anyio.Event()
 
     @property
     def started(self) -> App | None:

@@ -235,12 +235,17 @@ def test_the_shell_model_imports_only_the_standard_library_and_itself() -> None:
 
 
 def test_the_modules_the_app_imports_off_the_loop_are_those_it_builds_from() -> None:
-    # app._build imports its services only after _import_services has imported them on a worker
-    # thread (so a prewarm does not stall the handshake): a module added to one list and not the
-    # other would be imported on the event loop again.
+    # app._build_ground and app._build import their modules only after _import has imported them on a
+    # worker thread (so a prewarm does not stall the handshake): a module added to one list and not the
+    # other would be imported on the event loop again. The ground floor (what a search needs) imports its own.
     from context_kernel import app
 
     tree = ast.parse((PACKAGE / "app.py").read_text())
-    build = next(n for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef) and n.name == "_build")
-    built_from = {n.module for n in ast.walk(build) if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module}
-    assert built_from and built_from <= set(app._SERVICE_MODULES)
+
+    def imported_by(name: str) -> set[str]:
+        fn = next(n for n in ast.walk(tree) if isinstance(n, ast.AsyncFunctionDef) and n.name == name)
+        return {n.module for n in ast.walk(fn) if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module}
+
+    ground, rest = imported_by("_build_ground"), imported_by("_build")
+    assert ground and ground <= set(app._GROUND_MODULES)
+    assert rest and rest <= set(app._SERVICE_MODULES)

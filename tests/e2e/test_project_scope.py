@@ -24,6 +24,10 @@ pytestmark = pytest.mark.anyio
 
 GOLDEN_DB = Path(__file__).resolve().parents[1] / "golden" / "data-schema-8.sqlite3"
 RELEASE_ROOT = "/tmp/ck-release-fixture"  # where tests/golden/make_release_db.py put its two projects
+RELEASE_FILES = {  # what it indexed there
+    "notes.md": "# Deploy notes\n\nThe staging database credentials rotate weekly; ask the ops channel.\n",
+    "alpha.md": "# Alpha notes\n\nThe alpha pipeline reads parquet files nightly.\n",
+}
 
 B_NOTES = "# Deploy notes\n\nThe staging database credentials rotate weekly; ask the ops channel.\n"
 A_NOTES = "# Alpha notes\n\nThe staging area for parquet exports is cleaned nightly.\n"
@@ -135,6 +139,12 @@ async def test_a_data_dir_written_before_projects_were_scoped_migrates_without_l
     with sqlite3.connect(db_path) as db:  # the release's projects, moved to this test's directories
         for table in ("sources", "sessions"):
             db.execute(f"UPDATE {table} SET project_dir = replace(project_dir, ?, ?)", (RELEASE_ROOT, str(tmp_path)))
+        # The indexed files too, as the release's script wrote them (tests/golden/make_release_db.py): a file
+        # source whose file is gone is dropped at the first search, which is freshness, not migration.
+        db.execute("UPDATE sources SET origin = replace(origin, ?, ?)", (RELEASE_ROOT, str(tmp_path)))
+        for origin, mtime in db.execute("SELECT origin, mtime FROM sources WHERE kind = 'file'").fetchall():
+            await anyio.Path(origin).write_text(RELEASE_FILES[Path(origin).name])
+            os.utime(origin, (mtime, mtime))
         before = db.execute("SELECT id, label, project_dir FROM sources ORDER BY id").fetchall()
         chunks_before = db.execute("SELECT count(*) FROM chunks").fetchone()
     assert len(before) == 4 and before[-1][2] is None  # three sources of two projects, one of unknown project

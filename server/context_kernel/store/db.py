@@ -23,6 +23,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar
 
+# create_engine imports the dialect at the first open; imported here, it comes with the app's imports on
+# their worker thread, not on the first call's path (10-70 ms).
+import sqlalchemy.dialects.sqlite  # noqa: F401
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.sql.elements import TextClause

@@ -13,7 +13,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..wording import counted
-from .context import ServerState, app_and_session, text_result
+from .context import ServerState, app_and_session, holder_and_session, text_result
 
 INDEX_DOC = (
     "Index text, a file or a directory tree into the searchable knowledge base instead of reading it into the "
@@ -70,8 +70,9 @@ async def ctx_search(
         description="project: this project's sources; all: every project's in the data dir, labels naming it.")
     ] = "project",
 ) -> CallToolResult:
-    app, session = await app_and_session(ctx)
-    reply = await app.knowledge.search(queries, session_id=session.id, source=source, limit=limit,
+    holder, session = holder_and_session(ctx)
+    async with holder.knowledge() as knowledge:  # a new server's first search need not wait for its kernels' modules
+        reply = await knowledge.search(queries, session_id=session.id, source=source, limit=limit,
                                        content_type=contentType, sort=sort, scope=scope)
     return text_result(reply.text)
 
