@@ -457,3 +457,23 @@ def test_a_summary_that_lost_a_few_of_the_page_s_tables_is_not_the_page() -> Non
     summary = lxml.html.fromstring(f"<div>{prose}{''.join(tables[:8])}</div>")
     assert not _keeps_enough(summary, body)
     assert _keeps_enough(lxml.html.fromstring(f"<div>{prose}{''.join(tables)}</div>"), body)
+
+
+def test_a_link_to_another_site_keeps_the_sentence_whole_and_its_address_after_the_paragraph() -> None:
+    # rustdoc: "this converts the path to use [extended length path](https://docs.microsoft.com/…) syntax":
+    # an agent (and a search) reads the sentence, and the address is still there, after it.
+    body = (b'<html><body><h1>canonicalize</h1><p>On Windows, this converts the path to use '
+            b'<a href="https://docs.microsoft.com/naming-a-file">extended length path</a> syntax, which allows '
+            b'longer names. See <a href="https://www.rfc-editor.org/rfc/rfc3986"><code>RFC 3986</code></a>.</p>'
+            b'<p>Mirrors: <a href="https://m.example.org/">m.example.org</a> and '
+            b'<a href="https://n.example.org/">https://n.example.org/</a>.</p></body></html>')
+
+    got = convert(body, "text/html", URL)
+
+    assert "On Windows, this converts the path to use extended length path syntax, which allows longer names." \
+        in got.text, got.text
+    assert "See `RFC 3986`." in got.text
+    assert "(extended length path: https://docs.microsoft.com/naming-a-file; RFC 3986: " \
+           "https://www.rfc-editor.org/rfc/rfc3986)" in got.text
+    # a link that shows its own address is not repeated
+    assert "Mirrors: m.example.org and https://n.example.org/. (m.example.org: https://m.example.org/)" in got.text

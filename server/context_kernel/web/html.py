@@ -352,12 +352,16 @@ def _unwrap_heading_links(root: lxml.html.HtmlElement) -> None:
             a.drop_tag()
 
 
+_TEXT_BLOCKS = frozenset({"p", "li", "dd", "dt", "td", "th", "caption", "figcaption", "blockquote"})
+
+
 def _unwrap_site_links(content: lxml.html.HtmlElement, url: str) -> None:
     """Links to the same site keep their text only: documentation cross-references every name
     (`[InvalidInput](https://host/std/io/enum.ErrorKind.html#variant.InvalidInput)`), and those URLs were
     a third of a rustdoc page's bytes, in every search reply and in the words a section is ranked by.
-    Links to other sites stay (a cited RFC, a project's repository), and so do a list item that is one
-    link and every link of a page that is mostly links (an index: its links are its content)."""
+    Links to other sites keep their address after the paragraph (a cited RFC, a project's repository), a
+    list item that is one link and every link of a page that is mostly links (an index: its links are its
+    content) stay links."""
     host = urlsplit(url).netloc.lower() if url.startswith(("http://", "https://")) else ""
     size = _text_size(content)
     links = list(content.iter("a"))
@@ -367,6 +371,7 @@ def _unwrap_site_links(content: lxml.html.HtmlElement, url: str) -> None:
         if host and urlsplit(img.get("src", "")).netloc.lower() == host:  # the site's logo, icons, figures
             alt = " ".join((img.get("alt") or "").split())
             img.drop_tag() if not alt or alt.lower() in ("logo", "icon") else _replace_with_text(img, alt)
+    cited: dict[lxml.html.HtmlElement, list[str]] = {}
     for a in links:
         href = a.get("href", "").strip()
         if href.lower().startswith("javascript:"):  # a control ("collapse all docs"), not a link
@@ -374,6 +379,33 @@ def _unwrap_site_links(content: lxml.html.HtmlElement, url: str) -> None:
         elif (not href or href.startswith("#") or len(href) > _MAX_KEPT_URL
               or (host and urlsplit(href).netloc.lower() == host and not _is_list_entry(a))):
             a.drop_tag()
+        elif not _is_list_entry(a) and (block := _block_of(a)) is not None:
+            label = " ".join(a.text_content().split())
+            if label and label != href and label != href.rstrip("/"):
+                cited.setdefault(block, []).append(f"{label}: {href}")
+            a.drop_tag()
+    for block, refs in cited.items():  # after its text, so that the sentence reads (and is found) whole
+        _append_text(block, f" ({'; '.join(refs)})")
+
+
+def _block_of(a: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The paragraph, item or cell a link to another site sits in; its address goes after that block's
+    text (`[extended length path](https://docs.microsoft.com/…) syntax` cut the sentence an agent reads
+    and a search matches in two). None outside such a block or inside code: the link stays as it is."""
+    for el in a.iterancestors():
+        if el.tag in ("pre", "code"):
+            return None
+        if el.tag in _TEXT_BLOCKS:
+            return el
+    return None
+
+
+def _append_text(el: lxml.html.HtmlElement, text: str) -> None:
+    children = list(el)
+    if children:
+        children[-1].tail = (children[-1].tail or "").rstrip() + text
+    else:
+        el.text = (el.text or "").rstrip() + text
 
 
 def _is_list_entry(a: lxml.html.HtmlElement) -> bool:
