@@ -3,6 +3,8 @@ duplicates once."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from context_kernel.knowledge.search import identifiers, search
@@ -170,3 +172,43 @@ async def test_a_typo_keeps_its_first_letter_when_it_is_respelled(kb: KnowledgeS
     result = await db.run(lambda: search(KnowledgeRepository(db.engine), "does it alocate"))
     assert result.corrections == {"alocate": "allocate"}
     assert result.hits and result.hits[0].chunk.label == "alloc"
+
+
+async def test_a_correction_whose_stem_the_index_would_stem_again_still_finds_its_word(tmp_path: Path) -> None:
+    """`recurisve` is corrected to the stem of `recursive`, `recurs`; searched as it is, the index's
+    tokenizer stemmed it again, to `recur`: in a project nothing held it ("no section holds 'recurisve'")."""
+    db = Database.open(tmp_path / "kb.sqlite3")
+    try:
+        repo = KnowledgeRepository(db.engine, project=str(tmp_path))
+        kb = KnowledgeService(db=db, repo=repo, project_dir=tmp_path, search_budget=6144)
+        await kb.index_text(label="grep", name="grep.txt",
+                            text="GREP(1)\n\n-r, --recursive\n    Read all files under each directory, recursively.\n")
+        await kb.index_text(label="other", name="other.txt", text="OTHER(1)\n\nThe function returns when it ends.\n")
+        result = await db.run(lambda: search(repo, "grep recurisve"))
+    finally:
+        db.close()
+    assert result.corrections == {"recurisve": "recursive"}, result.corrections
+    assert [hit.chunk.label for hit in result.hits][:1] == ["grep"]
+    assert not result.missing
+
+
+async def test_two_swapped_letters_are_respelled_before_a_more_frequent_word(kb: KnowledgeService) -> None:
+    """`modle` is one edit from `model` (two letters swapped) and from `module`; the more frequent `module` won."""
+    for i in range(3):
+        await kb.index_text(label=f"mod-{i}", name=f"mod-{i}.md", text=f"# Modules {i}\nImport the module.\n")
+    await kb.index_text(label="eval", name="eval.md", text="# Holdout\nThe quantized model scored 0.861.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "quantized modle score"))
+    assert result.corrections == {"modle": "model"}
+    assert result.hits and result.hits[0].chunk.label == "eval"
+
+
+async def test_a_typo_of_a_stop_word_is_dropped_not_searched_as_a_lookalike(kb: KnowledgeService) -> None:
+    """`wich` is one edit from `which` and from `with`: searched as `with`, it ranked sections by that word."""
+    await kb.index_text(label="lto", name="lto.md", text="# lto\nthin: perform thin LTO, faster to link than fat.\n")
+    for i in range(3):
+        await kb.index_text(label=f"w-{i}", name=f"w-{i}.md", text=f"# Linking {i}\nLink with with with fat.\n")
+    db: Database = kb.db  # type: ignore[attr-defined]
+    result = await db.run(lambda: search(KnowledgeRepository(db.engine), "thin or fat lto wich links faster"))
+    assert "wich" not in result.corrections and "wich" not in result.missing
+    assert result.hits and result.hits[0].chunk.label == "lto"

@@ -97,9 +97,19 @@ def word_respelling(word: str, is_listed: Callable[[str], bool], stem: Callable[
     stems = {w: stem(w) for w in real}
     found = frequencies(sorted({s for s in stems.values() if len(s) >= 3}))
     # A typo rarely touches the first letter: `alocate` is `allocate` (a word the list lacks; the closest
-    # indexed stem finds it), not the more frequent `locate`.
-    near = sorted((-found[s], w) for w, s in stems.items() if s in found and w[0] == word[0].lower())
-    return stems[near[0][1]] if near else None
+    # indexed stem finds it), not the more frequent `locate`. Two letters swapped are a typo's commonest
+    # form and leave every letter typed: `modle` is `model`, not the more frequent `module`.
+    typed = word.lower()
+    near = sorted((not _swapped(typed, w), -found[s], w) for w, s in stems.items()
+                  if s in found and w[0] == typed[0])
+    return stems[near[0][2]] if near else None
+
+
+def _swapped(typed: str, word: str) -> bool:
+    """`word` is `typed` with two neighbouring letters swapped."""
+    diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=False)) if a != b]
+    return (len(typed) == len(word) and len(diff) == 2 and diff[1] == diff[0] + 1
+            and typed[diff[0]] == word[diff[1]] and typed[diff[1]] == word[diff[0]])
 
 
 def respell(word: str, stem: Callable[[str], str],

@@ -14,7 +14,7 @@ from .fuzzy import correct, neighbours, respell, word_respelling
 from .lexicon import is_listed, is_word
 from .rank import RRF_K, diversify, fuse, rerank
 from .snippets import MAX_SNIPPET_CHARS, Matcher, snippet
-from .terms import WORD, query_terms, stem, words
+from .terms import STOPWORDS, WORD, query_terms, stem, surface, words
 
 CANDIDATES = 30
 # Sections of the sources a query names (by file name) that join the candidates, and how few sources
@@ -120,8 +120,9 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     missing += absent
     corrections: dict[str, str] = dict(respelled)
     if fixed:
-        corrections |= {t: f for t, f in zip(terms, fixed, strict=False) if t != f}
-        terms = fixed
+        # A typo of a word too common to search (`wich`: `which`, `with`) is dropped as that word would be.
+        corrections |= {t: f for t, f in zip(terms, fixed, strict=False) if t != f and f not in STOPWORDS}
+        terms = [f for f in fixed if f not in STOPWORDS] or fixed
         # A corrected word is ranked as if typed right: `fucntion` → `function`, a word in most sections,
         # must go to the AND query and skip the trigram index as `function` itself does.
         known |= repo.stem_frequencies(list({stem(t) for t in fixed} - set(known)))
@@ -275,6 +276,8 @@ def _corrected(repo: KnowledgeRepository, terms: list[str], known: dict[str, int
         if near is None and respells > 0:
             respells -= 1
             near = respell(term, stem, repo.stem_frequencies)
+        if near is not None:
+            near = surface(near)  # a stem, searched through a tokenizer that stems again
         if near is not None and not _in_scope(repo, near):
             near = None  # a word only another project's sections hold: neither searched nor named in the reply
         fixed.append(near or term)
@@ -340,17 +343,18 @@ def _holds(repo: KnowledgeRepository, ident: str, source: str | None, kind: str 
     return any(low in (c.title + "\n" + c.content).lower() for c in repo.chunks(ids).values())
 
 
-def _spelled(stemmed: str, hits: list[Hit]) -> str:
+def _spelled(corrected: str, hits: list[Hit]) -> str:
     """Show a correction as a real word from the results (`kubernetes`), not its stem (`kubernet`)."""
-    return _spelled_in(stemmed, [hit.chunk.content for hit in hits[:3]])
+    return _spelled_in(corrected, [hit.chunk.content for hit in hits[:3]])
 
 
-def _spelled_in(stemmed: str, texts: list[str]) -> str:
+def _spelled_in(corrected: str, texts: list[str]) -> str:
+    target = stem(corrected)  # a correction is a stem or a word spelled for the tokenizer (`surface`)
     for content in texts:
         for word in WORD.findall(content):
-            if stem(word) == stemmed:
+            if stem(word) == target:
                 return str(word).lower()
-    return stemmed
+    return corrected
 
 
 def spelled_query(query: str, lexical: LexicalRanking) -> str:

@@ -33,6 +33,19 @@ def stem(word: str) -> str:
     return str(_stemmer.stemWord(word.lower()))
 
 
+# Endings tried, in order, to spell a stem as a word (`surface`): the commonest ones porter removes.
+_ENDINGS = ("e", "s", "y", "es", "ing", "ed", "ion", "ive", "al", "er", "ly", "ation", "ment", "ity", "ize", "ous")
+
+
+def surface(stemmed: str) -> str:
+    """A word whose stem is `stemmed`, to search it by: the index's tokenizer stems what it is given again,
+    and a stem is not always its own stem (`recursive` stems to `recurs`, `recurs` to `recur`, so a typo
+    corrected to `recurs` found nothing). The stem itself when it is one, or when no common ending fits."""
+    if stem(stemmed) == stemmed:
+        return stemmed
+    return next((stemmed + end for end in _ENDINGS if stem(stemmed + end) == stemmed), stemmed)
+
+
 def words(text: str) -> list[str]:
     """Every word of `text`, lower-cased, in order (what unicode61 would index)."""
     return [w.lower() for w in WORD.findall(text)]
