@@ -13,6 +13,7 @@ this module needs nothing of the semantic extra.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -160,7 +161,7 @@ def _sureness(lexical: LexicalRanking) -> float:
     found = {k for _, _, k in matcher.positions(chunk.title)}
     found |= {k for _, _, k in matcher.positions(chunk.content[:20000])}
     weight = {s: matcher.weights.get(s, 1.0) for s in matcher.stems}
-    return sum(weight.get(k, 0.0) for k in found) / (sum(weight.values()) or 1.0)
+    return math.fsum(weight.get(k, 0.0) for k in found) / (math.fsum(weight.values()) or 1.0)
 
 
 def _adaptive(lex: list[tuple[int, float]], windows: Mapping[int, DenseHitLike], fusion: Fusion,

@@ -138,7 +138,7 @@ def _intent_scores(lines: list[str], intent: str) -> list[float]:
     # what the present words could weigh at most, so a line holding only a common word scores low.
     weight = {k: math.log(1 + n / d) for k, d in df.items()}
     total = len(weight) * math.log(1 + n) or 1.0
-    return [sum(weight[k] for k in keys) / total for keys in held]
+    return [math.fsum(weight[k] for k in keys) / total for keys in held]
 
 
 def _extremes(lines: list[str], tids: list[int], miner: TemplateMiner) -> dict[int, float]:

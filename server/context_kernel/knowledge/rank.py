@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Collection, Sequence
 
@@ -109,7 +110,7 @@ def diversify(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow], matc
     if limit < 2 or len(ranked) < 2:
         return ranked
     weights = {k: matcher.weights.get(k, 1.0) for k in matcher.stems}
-    total = sum(weights.values()) or 1.0
+    total = math.fsum(weights.values()) or 1.0
 
     def words_of(cid: int) -> set[str]:
         chunk = chunks.get(cid)
@@ -121,7 +122,7 @@ def diversify(ranked: list[tuple[int, float]], chunks: dict[int, ChunkRow], matc
     chosen = [left.pop(0)]
     covered = words_of(chosen[0][0])
     while left and len(chosen) < limit:
-        gains = [score * (1.0 + DIVERSITY_WEIGHT * sum(weights[k] for k in words_of(cid) - covered) / total)
+        gains = [score * (1.0 + DIVERSITY_WEIGHT * math.fsum(weights[k] for k in words_of(cid) - covered) / total)
                  for cid, score in left[:DIVERSITY_WINDOW]]
         pick = max(range(len(gains)), key=lambda i: (gains[i], -i))
         cid, score = left.pop(pick)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -111,7 +112,9 @@ def word_windows(content: str, hits: list[tuple[int, int, str]], limit: int,
     """The spans snippet() shows for these matches, up to `limit` chars in all: first the window holding
     the most (rare) query words, then those adding words the chosen ones lack."""
     def weigh(found: set[str]) -> float:
-        return sum(weights.get(k, 1.0) for k in found) if weights else float(len(found))
+        # fsum: exact whatever order a set of words is iterated in (it differs between processes), so
+        # windows of equal weight tie the same way in every server.
+        return math.fsum(weights.get(k, 1.0) for k in found) if weights else float(len(found))
 
     windows: list[list[int]] = []
     keys: list[set[str]] = []
