@@ -67,6 +67,9 @@ def first_h1(markdown: str) -> str | None:
 
 # --- HTML -----------------------------------------------------------------------------------
 
+_LEADING_RULES = re.compile(r"\A(?:\s*(?:-{3,}|\*{3,}|_{3,})[ \t]*\n)+\s*")
+_OPENING_HEADING = re.compile(r"#{1,6} (\S[^\n]*)")
+_NUMBERING = re.compile(r"^(?:[\dA-Z]+\.)*\d+\.?\s+")  # "6 ", "16.2 ", "A.1 "
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*>")  # lxml refuses str input that declares an encoding
 _TAG = re.compile(r"<[^<>]*>")  # [^<>]: each scan stops at the next "<", so linear on any input
 _BLOCK_TAG = re.compile(r"<(?:br|/?(?:p|div|h[1-6]|li|dt|dd|tr|pre|table|section|article|blockquote))\b[^<>]*>",
@@ -121,6 +124,7 @@ def convert_html(text: str, url: str) -> Converted:
         root.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
     body = root.find("body")
     body = root if body is None else body
+    heading = next((" ".join(h.text_content().split()) for h in body.iter(*_HEADINGS) if h.text_content().strip()), "")
     summary, short_title = _readability(lxml.html.tostring(root, encoding="unicode"))
     title = short_title or _title_of(root)
     if summary is not None and _keeps_enough(summary, body):
@@ -132,8 +136,11 @@ def convert_html(text: str, url: str) -> Converted:
     markdown = _to_markdown(lxml.html.tostring(chosen, encoding="unicode")).strip()
     if not markdown:  # the converter gave up (depth limit, panic): keep the words at least
         markdown = "\n".join(line for line in (" ".join(t.split()) for t in chosen.itertext()) if line)
-    if title and markdown and first_h1(markdown) is None:
-        markdown = f"# {title}\n\n{markdown}"
+    markdown = _LEADING_RULES.sub("", markdown)  # a navigation bar's separator, left at the top
+    if markdown and first_h1(markdown) is None and (top := _page_heading(heading, title)):
+        opening = _OPENING_HEADING.match(markdown)
+        if opening is None or opening[1].strip() != top:
+            markdown = f"# {top}\n\n{markdown}"
     return Converted(markdown + "\n" if markdown else "", "page.md", title, kind)
 
 
@@ -449,6 +456,18 @@ def _keeps_enough(summary: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -
 
 def _text_size(el: lxml.html.HtmlElement) -> int:
     return sum(len(t) - t.count(" ") - t.count("\n") for t in el.itertext())
+
+
+def _page_heading(heading: str, title: str | None) -> str | None:
+    """What heads a page that has no h1: its first heading when that restates its <title> (Texinfo's
+    "16.2 Options Affecting Scanner Behavior" for "Options Affecting Scanner Behavior (Lexical Analysis With
+    Flex, for Flex 2.6.4)"), else the title. The title alone put the manual's name into every section title
+    of every page, where it is ranked (a title weighs five times) and shown; readability may also drop that
+    heading, leaving a page's options without the section they belong to."""
+    name = _NUMBERING.sub("", heading).strip().lower()
+    if heading and title and name and name in title.lower():
+        return heading
+    return title
 
 
 def _title_of(root: lxml.html.HtmlElement) -> str | None:
