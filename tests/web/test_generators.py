@@ -92,6 +92,8 @@ working directory.</p></dd>
 <div class="dlist"><dl><dt class="hdlist1">nested</dt><dd><p>a list inside an entry stays a list</p></dd></dl>
 </div></dd>
 <dt class="hdlist1"><code>--no-pager</code></dt><dd><p>Do not pipe output into a pager.</p></dd>
+<dt class="hdlist1">-q</dt>
+<dt class="hdlist1">--quiet</dt><dd><p>Print nothing but errors.</p></dd>
 </dl></div></div></div>
 <div class="sect1"><h2 id="_notes">NOTES</h2><div class="sectionbody"><div class="dlist"><dl>
 <dt class="hdlist1">When the repository is shallow and the history you ask for reaches past its boundary, tool
@@ -111,3 +113,7 @@ def test_a_manuals_option_list_becomes_one_section_per_option() -> None:
     assert "a list inside an entry stays a list" in by_title["tool(1) Manual Page > OPTIONS > --follow"]
     assert "into a pager" in by_title["tool(1) Manual Page > OPTIONS > --no-pager"]
     assert not any("nested" in t or "shallow" in t for t in by_title)  # a nested list, a sentence: not headings
+    # Several terms of one entry (an option's short and long forms) are one heading: as two, `-q` was an
+    # empty section and its description sat under `--quiet` alone.
+    assert "nothing but errors" in by_title["tool(1) Manual Page > OPTIONS > -q, --quiet"], list(by_title)
+    assert all(content.strip() for content in by_title.values()), by_title

@@ -262,18 +262,27 @@ def _terms_as_headings(root: lxml.html.HtmlElement) -> None:
         if el not in lists:
             continue
         tag = f"h{min(level + 1, 6)}"
-        for child in el:
+        term: lxml.html.HtmlElement | None = None  # the heading the entry's terms so far went into
+        for child in list(el):
             if not isinstance(child.tag, str):
                 continue
             if child.tag == "dt":
                 text = " ".join(child.text_content().split())
+                if term is not None:
+                    # Several terms of one entry (`-q` then `--quiet`, asciidoc and DocBook write each in its
+                    # own dt) are one heading: as two, the first was an empty section.
+                    term.text = f"{term.text}, {text}"
+                    el.remove(child)
+                    continue
                 for sub in list(child):
                     child.remove(sub)
                 child.text, child.tag = text, tag
                 child.attrib.clear()
                 made.add(child)
+                term = child
             elif child.tag == "dd":
                 child.tag = "div"
+                term = None
         el.tag = "div"
 
 
