@@ -183,6 +183,7 @@ _GROUND_MODULES = (
 _SERVICE_MODULES = (
     "execution.batch", "execution.service", "kernels.pool", "kernels.backend", "notebooks.service", "records",
     "store.executions", "web.client", "web.service",
+    "knowledge.chunking", "knowledge.walk", "security.redact",  # indexing's, imported by it where it needs them
 )
 
 

@@ -21,16 +21,13 @@ from ..errors import InvalidRequest
 from ..metering import count, count_back, metering
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
-from ..security.redact import STORE_WHOLE_LIMIT, redact_output
 from ..store.db import Database
 from ..store.knowledge import KnowledgeRepository, SourceRow, SourceSpec, delete_older_than
-from .chunking import chunk_document
 from .fusion import BestWindows, hybrid_search, window_snippet
 from .model import MAX_CHUNK_BYTES, Chunk
 from .search import Hit, LexicalRanking, SearchResult, rank_lexical, search, spelled_query
 from .site_sections import SiteSections
 from .snippets import MAX_SNIPPET_CHARS, share_out, snippet
-from .walk import walk
 
 if TYPE_CHECKING:  # numpy and the model: only when the semantic extra is installed and on
     from ..semantic.index import DenseHit
@@ -189,6 +186,10 @@ class KnowledgeService:
 
     def _spec(self, label: str, text: str, name: str, kind: str, origin: str | None, session_id: str | None,
               mtime: float | None) -> SourceSpec:
+        # Imported where indexing needs them: a new server's first search is answered before they are (app.py).
+        from ..security.redact import STORE_WHOLE_LIMIT, redact_output
+        from .chunking import chunk_document
+
         data = text.encode("utf-8", "replace")  # hashed as read: the staleness sweep compares the file's bytes
         # Nothing enters the index with its secrets.
         chunks = chunk_document(redact_output(text, whole_limit=STORE_WHOLE_LIMIT), name=name)
@@ -236,6 +237,8 @@ class KnowledgeService:
             report.sources.append(await self._index_file(real, label, session_id))
             count(bytes_in=report.sources[-1].bytes)  # index_text counted it as indexed
             return report
+        from .walk import walk  # see _spec
+
         found = await anyio.to_thread.run_sync(lambda: walk(real, include=include, exclude=exclude,
                                                             max_depth=max_depth, max_files=max_files,
                                                             respect_gitignore=respect_gitignore))
@@ -441,6 +444,8 @@ class KnowledgeService:
 
 def _redacted_chunks(chunks: list[Chunk], text: str) -> tuple[list[Chunk], str]:
     """Blocking: a worker thread."""
+    from ..security.redact import STORE_WHOLE_LIMIT, redact_output  # see KnowledgeService._spec
+
     clean = [replace(c, title=redact_output(c.title), content=redact_output(c.content, whole_limit=STORE_WHOLE_LIMIT))
              for c in chunks]
     return clean, redact_output(text, whole_limit=STORE_WHOLE_LIMIT)
