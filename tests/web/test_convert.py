@@ -477,3 +477,4 @@ def test_a_link_to_another_site_keeps_the_sentence_whole_and_its_address_after_t
            "https://www.rfc-editor.org/rfc/rfc3986)" in got.text
     # a link that shows its own address is not repeated
     assert "Mirrors: m.example.org and https://n.example.org/. (m.example.org: https://m.example.org/)" in got.text
+

@@ -34,6 +34,8 @@ def sections(name: str) -> tuple[str, list[str]]:
     # Texinfo writes no h1: its <title> ("Patterns (Lexical Analysis With Flex, for Flex 2.6.4)") headed every
     # section title of the page, the manual's name with it; the page's own first heading does now.
     ("texinfo-flex-patterns.html", ["6 Patterns", "6 Patterns > ‘x’", "6 Patterns > ‘r/s’"]),
+    ("texinfo-flex-simple-examples.html", ["4 Some Simple Examples"]),  # its node is "Simple Examples"
+    ("texinfo-flex-matching.html", ["7 How the Input Is Matched"]),
 ])
 def test_section_titles_come_from_the_page_headings(name: str, expected: list[str]) -> None:
     _, titles = sections(name)
@@ -117,3 +119,11 @@ def test_a_manuals_option_list_becomes_one_section_per_option() -> None:
     # empty section and its description sat under `--quiet` alone.
     assert "nothing but errors" in by_title["tool(1) Manual Page > OPTIONS > -q, --quiet"], list(by_title)
     assert all(content.strip() for content in by_title.values()), by_title
+
+
+def test_a_pager_of_next_previous_and_up_links_is_navigation() -> None:
+    """Texinfo's bar ("Next: Actions, Previous: Patterns, Up: flex [Contents][Index]", links marked rel=next,
+    prev, up) named no class we knew and stood above the heading of every page of the manual."""
+    text, titles = sections("texinfo-flex-matching.html")
+    assert "Previous:" not in text and "[Contents]" not in text, text[:300]
+    assert titles[0] == "7 How the Input Is Matched", titles

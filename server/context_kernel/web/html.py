@@ -139,7 +139,9 @@ def convert_html(text: str, url: str) -> Converted:
     markdown = _LEADING_RULES.sub("", markdown)  # a navigation bar's separator, left at the top
     if markdown and first_h1(markdown) is None and (top := _page_heading(heading, title)):
         opening = _OPENING_HEADING.match(markdown)
-        if opening is None or opening[1].strip() != top:
+        # A page that opens with its own first heading is headed by it already ("4 Some Simple Examples" on
+        # the page titled "Simple Examples (Lexical Analysis With Flex, for Flex 2.6.4)").
+        if opening is None or opening[1].strip() not in (top, heading):
             markdown = f"# {top}\n\n{markdown}"
     return Converted(markdown + "\n" if markdown else "", "page.md", title, kind)
 
@@ -212,17 +214,26 @@ def _drop_navigation(root: lxml.html.HtmlElement, total: int) -> None:
     sidebar, a "toc" of Node's docs) and blocks that are mostly link text (a side column of links,
     a version picker). Each goes only while it holds at most half of the page (an index page made
     of links keeps them) and holds no code block."""
+    pagers: set[str] = set()
     for el in list(root.iter(*_BLOCKS)):
         if el.getparent() is None or not _looks_like_navigation(el):
             continue
         size = _text_size(el)
         if size <= total / 2 and el.find(".//pre") is None:
+            if _is_pager(el):
+                pagers.add(" ".join(el.text_content().split()))
+            el.drop_tree()
+    # The same bar repeated at the foot of the page, its links without rel (Texinfo writes it so).
+    for el in list(root.iter("div", "p")) if pagers else []:
+        if el.getparent() is not None and " ".join(el.text_content().split()) in pagers:
             el.drop_tree()
 
 
 def _looks_like_navigation(el: lxml.html.HtmlElement) -> bool:
     names = " ".join(el.get(a, "") for a in ("class", "id", "summary", "aria-label"))
     if _NAV_NAMES.search(names):
+        return True
+    if el.tag != "p" and _is_pager(el):
         return True
     if el.tag in ("p", "dl"):
         return False  # a paragraph or definition list of links is still prose
@@ -233,6 +244,17 @@ def _looks_like_navigation(el: lxml.html.HtmlElement) -> bool:
     return linked >= _LINK_DENSITY * size
 
 
+def _is_pager(el: lxml.html.HtmlElement) -> bool:
+    """A short block of next / previous / up links and no heading: Texinfo's "Next: Actions, Previous:
+    Patterns, Up: flex [Contents][Index]" bar (class "header", or "nav-panel" since Texinfo 7), which stood
+    above the heading of every page of a manual."""
+    rels = {rel for a in el.iter("a") for rel in (a.get("rel") or "").lower().split()}
+    return (len(rels & _PAGER_RELS) >= 2 and _text_size(el) <= _MAX_PAGER_CHARS
+            and next(el.iter(*_HEADINGS), None) is None)
+
+
+_PAGER_RELS = frozenset({"next", "prev", "previous", "up"})
+_MAX_PAGER_CHARS = 300
 _HEADING = re.compile(r"h([1-6])$")
 # A definition list's term becomes a heading when it is a name, not a sentence.
 MAX_TERM_CHARS = 160
