@@ -245,8 +245,10 @@ async def _build_ground(settings: Settings, tg: anyio.abc.TaskGroup) -> Ground:
 
 
 async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
-                 ground_ready: Callable[[Ground], Coroutine[Any, Any, None]]) -> App:
-    ground = await _build_ground(settings, tg)
+                 ground_ready: Callable[[Ground], Coroutine[Any, Any, None]], ground: Ground | None = None) -> App:
+    """The App on `ground` (built first when None: a build that failed after its ground floor is retried on it)."""
+    if ground is None:
+        ground = await _build_ground(settings, tg)
     await ground_ready(ground)  # the searches waiting for it are answered before the rest imports beside them
     await anyio.to_thread.run_sync(_import, _SERVICE_MODULES)
     from .execution.batch import BatchService
@@ -421,6 +423,7 @@ class AppHolder:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._app: App | None = None
+        self._ground: Ground | None = None  # kept once built: a failed build is retried on the same store
         self._knowledge: KnowledgeService | None = None
         self._build: _Build | None = None
         self._early = 0  # searches answered from the ground floor while the rest is being built
@@ -439,9 +442,12 @@ class AppHolder:
             await app.aclose()
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
-        if app is not None:
+        ground, self._ground = self._ground, None
+        # A ground floor whose App never came (its build failed) still holds the store.
+        close = app.close_store if app is not None else ground.db.close if ground is not None else None
+        if close is not None:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(app.close_store)
+                await anyio.to_thread.run_sync(close)
 
     def _started_build(self) -> _Build:
         if self._build is not None:
@@ -450,7 +456,7 @@ class AppHolder:
         build = self._build = _Build()
 
         async def ground_ready(ground: Ground) -> None:
-            self._knowledge = ground.knowledge
+            self._ground, self._knowledge = ground, ground.knowledge
             build.ground.set()
             with anyio.move_on_after(EARLY_CALLS_S):
                 while self._early:
@@ -459,7 +465,7 @@ class AppHolder:
         async def run() -> None:
             assert self._tg is not None
             try:
-                self._app = await _build(self.settings, self._tg, ground_ready)
+                self._app = await _build(self.settings, self._tg, ground_ready, self._ground)
             # Raised to every caller (the store that cannot open, say); the next call tries again.
             except Exception as exc:  # noqa: BLE001 - handed to the callers, who raise it
                 build.error = exc

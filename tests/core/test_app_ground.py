@@ -69,3 +69,38 @@ async def test_a_store_that_cannot_open_fails_the_early_search_and_the_next_call
                                                content_type=None, sort="relevance", scope="project")
             assert reply.text
             assert (await holder.get()).knowledge is knowledge
+
+
+async def test_a_build_that_fails_after_its_ground_floor_is_retried_on_the_same_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The rest of the build can fail after the store opened (a project interpreter that is gone, say); the
+    # next call tries again. It used to open the database again each time, leaving the last one open.
+    from context_kernel.errors import InvalidRequest
+    from context_kernel.store.db import Database
+
+    project = tmp_path / "project"
+    project.mkdir()
+    opened: list[Database] = []
+    real_open, real_python = Database.open, app_module.project_python
+    failures = [InvalidRequest("the project's python is gone", hint="point --python at an interpreter")]
+
+    def counting_open(path: Path) -> Database:
+        opened.append(real_open(path))
+        return opened[-1]
+
+    def failing_once(settings: object) -> object:
+        if failures:
+            raise failures.pop()
+        return real_python(settings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Database, "open", staticmethod(counting_open))
+    monkeypatch.setattr(app_module, "project_python", failing_once)
+    async with AppHolder(make_settings(tmp_path, project)) as holder:
+        with anyio.fail_after(60):
+            with pytest.raises(InvalidRequest, match="python is gone"):
+                await holder.get()
+            async with holder.knowledge() as early:  # the ground floor still answers searches
+                assert (await early.search(["anything"], session_id="s", limit=2)).text
+            app = await holder.get()
+    assert app.knowledge is early
+    assert len(opened) == 1
