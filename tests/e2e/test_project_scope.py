@@ -24,6 +24,7 @@ pytestmark = pytest.mark.anyio
 
 GOLDEN_DB = Path(__file__).resolve().parents[1] / "golden" / "data-schema-8.sqlite3"
 RELEASE_ROOT = "/tmp/ck-release-fixture"  # where tests/golden/make_release_db.py put its two projects
+RELEASE_ALPHA_NOTES = "# Alpha notes\n\nThe alpha pipeline reads parquet files nightly.\n"
 
 B_NOTES = "# Deploy notes\n\nThe staging database credentials rotate weekly; ask the ops channel.\n"
 A_NOTES = "# Alpha notes\n\nThe staging area for parquet exports is cleaned nightly.\n"
@@ -130,11 +131,16 @@ async def test_a_data_dir_written_before_projects_were_scoped_migrates_without_l
     home, alpha, beta = tmp_path / "home", tmp_path / "alpha", tmp_path / "beta"
     for path in (home, alpha, beta):
         path.mkdir()
+    # The release's indexed files, as tests/golden/make_release_db.py wrote them, in this test's directories:
+    # a search re-checks indexed files and drops those that are gone.
+    (beta / "notes.md").write_text(B_NOTES)  # the same text as the release's
+    (alpha / "alpha.md").write_text(RELEASE_ALPHA_NOTES)
     db_path = home / "context-kernel.sqlite3"
     shutil.copyfile(GOLDEN_DB, db_path)
     with sqlite3.connect(db_path) as db:  # the release's projects, moved to this test's directories
         for table in ("sources", "sessions"):
             db.execute(f"UPDATE {table} SET project_dir = replace(project_dir, ?, ?)", (RELEASE_ROOT, str(tmp_path)))
+        db.execute("UPDATE sources SET origin = replace(origin, ?, ?)", (RELEASE_ROOT, str(tmp_path)))
         before = db.execute("SELECT id, label, project_dir FROM sources ORDER BY id").fetchall()
         chunks_before = db.execute("SELECT count(*) FROM chunks").fetchone()
     assert len(before) == 4 and before[-1][2] is None  # three sources of two projects, one of unknown project
