@@ -47,10 +47,16 @@ setup: $(STAMP) $(GATEWAY_STAMP)
 serve: $(STAMP)
 	$(BIN)/context-kernel serve
 
+# pytest on TEST_WORKERS xdist workers: the tests mostly wait on kernels starting, servers, subprocesses and
+# sockets, so more workers than cores keep both cores of a 2-core machine busy (pytest there: 7m36s with 4,
+# 7m57s with 3, 18m52s in one process; docs/architecture.md#tests). --dist loadfile: a module's tests run on
+# one worker, in order, so what a module makes once for its tests (a module-wide kernel, the install routes'
+# wheel and installs, an encoder's model) is made once per run, not once per worker.
+TEST_WORKERS ?= 4
 test: $(STAMP) $(GATEWAY_STAMP)
 	$(BIN)/ruff check server tests bench
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python bench/roundtrip.py

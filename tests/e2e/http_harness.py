@@ -19,6 +19,10 @@ import httpx2
 from tests.conftest import server_command
 
 MODERN = "2026-07-28"
+# Every HTTP client of these tests waits this long for a reply: httpx's default of 5 s fails a call whose
+# kernel starts slowly on a loaded machine (the suite runs on several workers, beside other work), which is
+# not what any of them checks. The SDK's own client (create_mcp_http_client) waits longer still.
+HTTP_TIMEOUT = 60.0
 
 
 @dataclass
@@ -41,7 +45,7 @@ class HttpServer:
 
     def http_client(self, token: str | None = None, headers: dict[str, str] | None = None) -> httpx2.AsyncClient:
         """An httpx2 client carrying the token, as a user passes one to `streamable_http_client`."""
-        return httpx2.AsyncClient(headers={**self.auth(token), **(headers or {})})
+        return httpx2.AsyncClient(headers={**self.auth(token), **(headers or {})}, timeout=HTTP_TIMEOUT)
 
 
 def server_env(home: Path) -> dict[str, str]:

@@ -24,7 +24,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import server_command, text_of
-from tests.e2e.http_harness import MODERN, HttpServer, http_server, server_env, tools_call
+from tests.e2e.http_harness import HTTP_TIMEOUT, MODERN, HttpServer, http_server, server_env, tools_call
 
 pytestmark = [pytest.mark.anyio]
 
@@ -53,7 +53,7 @@ async def test_a_request_without_the_right_token_is_refused_with_401_and_runs_no
         server: HttpServer, project: Path) -> None:
     marker = project / "ran.txt"
     headers, body = tools_call("ctx_execute", code(f"open({str(marker)!r}, 'w').write('ran')"))
-    async with httpx2.AsyncClient() as raw:
+    async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as raw:
         bare = await raw.post(server.url, headers=headers, content=body)
         wrong = await raw.post(server.url, headers={**headers, "Authorization": "Bearer not-the-token"}, content=body)
         assert (bare.status_code, wrong.status_code) == (401, 401)
@@ -78,7 +78,7 @@ async def test_a_request_without_the_right_token_is_refused_with_401_and_runs_no
 async def test_oauth_discovery_finds_nothing_so_clients_do_not_start_a_sign_in(server: HttpServer, path: str) -> None:
     # A 401 here would send Claude, Gemini and the Inspector on to an OAuth flow this server does not have.
     origin = server.url.removesuffix("/mcp")
-    async with httpx2.AsyncClient() as raw:
+    async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as raw:
         found = await raw.get(origin + path)
     assert found.status_code == 404
     assert "Authorization: Bearer <token>" in found.json()["error_description"]
@@ -155,7 +155,7 @@ def test_another_local_user_cannot_read_the_token_and_is_refused(shared_dir: Pat
         assert stat.S_IMODE(running.token_file.stat().st_mode) == 0o600
         assert seen["status"] == 401 and seen["body"]["error"] == "unauthorized"
         assert not marker.exists()
-        with httpx2.Client() as owner:  # the owner's identical request runs
+        with httpx2.Client(timeout=HTTP_TIMEOUT) as owner:  # the owner's identical request runs
             assert owner.post(running.url, headers={**headers, **running.auth()}, content=body).status_code == 200
         assert marker.read_text() == "ran"
 
@@ -173,7 +173,7 @@ async def test_a_rotated_token_is_refused_at_once_and_the_new_one_accepted_witho
     assert new != old and new not in rotated.stdout + rotated.stderr
     assert stat.S_IMODE(server.token_file.stat().st_mode) == 0o600
     headers, body = tools_call("ctx_stats", {})
-    async with httpx2.AsyncClient() as raw:
+    async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as raw:
         refused = await raw.post(server.url, headers={**headers, **server.auth(old)}, content=body)
     assert refused.status_code == 401 and "rotated" in refused.json()["error_description"]
     async with server.http_client(new) as h, Client(streamable_http_client(server.url, http_client=h)) as client:
@@ -212,7 +212,7 @@ def test_no_auth_is_an_explicit_flag_with_a_warning(tmp_path: Path, project: Pat
     with http_server(tmp_path / "home", project, "--no-auth") as running:
         assert "WARNING: authentication is off (--no-auth)" in running.announced
         headers, body = tools_call("ctx_stats", {})
-        with httpx2.Client() as raw:
+        with httpx2.Client(timeout=HTTP_TIMEOUT) as raw:
             assert raw.post(running.url, headers=headers, content=body).status_code == 200
     assert not (tmp_path / "home" / "http-token").exists()
 
@@ -241,7 +241,7 @@ def test_a_non_loopback_bind_still_checks_host_and_origin(tmp_path: Path, projec
         headers.update(running.auth())
 
         def status(**extra: str) -> int:
-            with httpx2.Client() as raw:
+            with httpx2.Client(timeout=HTTP_TIMEOUT) as raw:
                 return raw.post(url, headers={**headers, **extra}, content=body).status_code
 
         assert "ck.example" in running.announced  # the accepted hosts are printed
@@ -251,7 +251,7 @@ def test_a_non_loopback_bind_still_checks_host_and_origin(tmp_path: Path, projec
         assert status() == 200  # 127.0.0.1
         # Host is checked before the token: a rebinding page learns nothing, not even where the token is.
         bare = {k: v for k, v in headers.items() if k != "Authorization"}
-        with httpx2.Client() as raw:
+        with httpx2.Client(timeout=HTTP_TIMEOUT) as raw:
             assert raw.post(url, headers={**bare, "Host": "evil.example"}, content=body).status_code == 421
 
 
@@ -287,8 +287,10 @@ async def test_naming_another_clients_session_does_not_reach_it(tmp_path: Path, 
 
     probe = code("print(globals().get('x'))")
     with http_server(tmp_path / "home", project, "--max-kernels", "48") as server:  # a kernel per attempt
-        legacy_http = httpx2.AsyncClient(headers=server.auth(), event_hooks={"response": [keep_session_id]})
-        async with (server.http_client() as ha, legacy_http, server.http_client() as hb, httpx2.AsyncClient() as raw,
+        legacy_http = httpx2.AsyncClient(headers=server.auth(), timeout=HTTP_TIMEOUT,
+                                         event_hooks={"response": [keep_session_id]})
+        async with (server.http_client() as ha, legacy_http, server.http_client() as hb,
+                    httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as raw,
                     server.http_client(headers={"x-context-kernel-session": "alpha"}) as hn,
                     Client(streamable_http_client(server.url, http_client=ha)) as a,
                     Client(streamable_http_client(server.url, http_client=hn)) as named,

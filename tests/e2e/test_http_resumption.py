@@ -22,7 +22,7 @@ from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCResponse
 from starlette.types import Message, Receive, Scope, Send
 from tests.conftest import text_of
-from tests.e2e.http_harness import HttpServer, http_server, tools_call
+from tests.e2e.http_harness import HTTP_TIMEOUT, HttpServer, http_server, tools_call
 from tests.e2e.stream_dropper import stream_dropper
 
 from context_kernel.tools.resumption import SessionBinding, SessionEventStore
@@ -120,7 +120,7 @@ async def test_on_the_stateless_protocol_a_closed_stream_cancels_the_call_and_fr
     cell = ("import os, time\nprint('waiting', flush=True)\nopen('started', 'w').write('running')\n"
             "for _ in range(1200):\n    time.sleep(0.05)\nopen('finished', 'w').close()")
     named = {**server.auth(), "x-context-kernel-session": "drop-test"}
-    async with httpx2.AsyncClient(timeout=60) as http:
+    async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as http:
         headers, body = tools_call("ctx_execute", {"language": "python", "code": cell})
         try:
             with anyio.fail_after(60):

@@ -157,11 +157,11 @@ async def test_a_kernel_that_cannot_be_restarted_after_a_stuck_cell_is_replaced_
 # -- shell and JavaScript cells that flood or ignore SIGINT: each reply's claim is checked by the next call --
 
 FLOOD_TIMEOUT_MS = 3000
-# A flood that is never stopped runs until the pytest timeout; one that is stopped replies within seconds
-# (the interrupt, the kernel's backlog and indexing up to 8 MB of output). This bound only tells the two
-# apart: how soon the reply comes is measured by bench/flood_stop.py, not asserted (it failed on a loaded
-# CI machine at 5.5 s).
-STOPPED_WITHIN_S = 30.0
+# A flood that is never stopped runs until the pytest timeout (120 s); one that is stopped replies within
+# seconds (the interrupt, the kernel's backlog and indexing up to 8 MB of output). This bound only tells the
+# two apart: how soon the reply comes is measured by bench/flood_stop.py, not asserted (it failed on a loaded
+# CI machine at 5.5 s, and a 30 s bound at 38.6 s with the suite on 3 xdist workers of a loaded 2-core machine).
+STOPPED_WITHIN_S = 90.0
 NO_CAP = 1 << 40  # so the timeout, not the output cap, stops the cell
 KEPT = "the cell was interrupted; the kernel kept its state"
 

@@ -20,7 +20,7 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from setup_helpers import CODEX_TOML, SetupEnv
 from tests.conftest import text_of
-from tests.e2e.http_harness import http_server, server_env
+from tests.e2e.http_harness import HTTP_TIMEOUT, http_server, server_env
 
 from context_kernel.security.http_token import write_token
 from context_kernel.setup.cli import main
@@ -143,7 +143,7 @@ async def test_the_entry_setup_writes_connects_to_a_real_http_server(tmp_path: P
         assert done.returncode == 0, done.stderr
         written = json.loads((user / ".claude.json").read_text())["mcpServers"]["context-kernel"]
         assert written["url"] == server.url and written["headers"] == server.auth()
-        async with httpx2.AsyncClient(headers=written["headers"]) as h, \
+        async with httpx2.AsyncClient(headers=written["headers"], timeout=HTTP_TIMEOUT) as h, \
                 Client(streamable_http_client(written["url"], http_client=h)) as client:
             result = await client.call_tool("ctx_execute", {"language": "python", "code": "print(6 * 7)"})
         assert (result.is_error, text_of(result).strip()) == (False, "42")

@@ -72,6 +72,7 @@ class CellRun:
         self.finished = False
         self.died = False
         self._cap_interrupted = False
+        self._reply: dict[str, Any] | None = None
         self.state_lost: str | None = None
         """The kernel's note, when it replaced its process to end the cell (set by `outcome`)."""
 
@@ -93,6 +94,12 @@ class CellRun:
                 if not await self.kernel.is_alive():
                     self.died = True
                     self.finished = True
+                elif self._cap_interrupted and await self._replied():
+                    # A flood past the cap can overrun the IOPub queues (the server reads more slowly than
+                    # the kernel prints on a loaded machine), and ZMQ's PUB socket then drops messages: the
+                    # cell's `idle` too. Its execute_reply comes on the shell channel, which drops nothing,
+                    # and says as well that the cell ended; its output past the cap is dropped anyway.
+                    self.finished = True
                 elif self.collector.should_flush:  # a quiet cell's last lines reach the record too
                     await self.flush()
                 continue
@@ -111,6 +118,12 @@ class CellRun:
         if self._final_flush:
             await self.flush()
         return True
+
+    async def _replied(self) -> bool:
+        """Whether the cell's execute_reply came (waits one liveness slice for it); kept for `outcome`."""
+        if self._reply is None:
+            self._reply = await self.kernel.shell_reply(self._msg_id, timeout=LIVENESS_SLICE_S)
+        return self._reply is not None
 
     async def _tick(self) -> None:
         now = time.monotonic()
@@ -131,7 +144,7 @@ class CellRun:
                 status="died", error_name="KernelDied", exit_code=code,
                 error_value=f"the kernel process exited (exit code {code}) while the cell ran",
             )
-        reply = await self.kernel.shell_reply(self._msg_id, timeout=REPLY_WAIT_S)
+        reply = self._reply or await self.kernel.shell_reply(self._msg_id, timeout=REPLY_WAIT_S)
         if reply is None and not self._cap_interrupted:
             # Idle without an execute_reply: ipykernel's own machinery failed (`sys.stdout = None`
             # does it), and from here on it answers every cell with nothing.

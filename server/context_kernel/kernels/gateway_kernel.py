@@ -331,6 +331,10 @@ class GatewayKernel:
             return
         with contextlib.suppress(Exception), anyio.move_on_after(2):  # closing must always finish
             await ws.close()
+        # A closing handshake cut short by that bound left the socket open (websockets aborts the transport
+        # only when its own close_timeout expires), to be closed by the garbage collector with a
+        # ResourceWarning; aborting a transport that closed is a no-op.
+        ws.transport.abort()
 
     async def shutdown(self, now: bool = False) -> None:
         """Pool calls this on cull, discard and server exit. Never raises: the reaper has the id if this fails."""
