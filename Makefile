@@ -49,7 +49,7 @@ serve: $(STAMP)
 
 # pytest on TEST_WORKERS xdist workers: the tests mostly wait on kernels starting, servers, subprocesses and
 # sockets, so more workers than cores keep both cores of a 2-core machine busy (pytest there: 7m36s with 4,
-# 7m57s with 3, 18m52s in one process; docs/architecture.md#tests). --dist loadfile: a module's tests run on
+# 7m57s with 3, 19m08s in one process; docs/architecture.md#tests). --dist loadfile: a module's tests run on
 # one worker, in order, so what a module makes once for its tests (a module-wide kernel, the install routes'
 # wheel and installs, an encoder's model) is made once per run, not once per worker.
 TEST_WORKERS ?= 4
