@@ -104,7 +104,10 @@ def test_a_snapshot_waiting_after_pre_compact_is_not_spent_on_an_answer_already_
 
 @pytest.mark.parametrize("overloaded", [False, True], ids=["as-the-machine-is", "every-hook-deferred"])
 def test_thirty_hooks_at_once_lose_no_event(hooks: Hooks, overloaded: bool) -> None:
-    env = {**hooks.env, "CONTEXT_KERNEL_HOOK_DEFER_AFTER_S": "0" if overloaded else str(deferral.DEFER_AFTER_S)}
+    env = {**hooks.env, "CONTEXT_KERNEL_HOOK_DEFER_AFTER_S": "0" if overloaded else str(deferral.DEFER_AFTER_S),
+           # What is counted here is events, not priority: at nice 19 the thirty children did not all run within
+           # the bound while the suite's workers and two busy loops held both cores (a loaded clean-clone run).
+           "CONTEXT_KERNEL_HOOK_DEFER_NICE": "0"}
     procs = []
     for i in range(30):
         proc = subprocess.Popen(hooks.argv("claude-code", "PostToolUse"), stdin=subprocess.PIPE,

@@ -66,7 +66,7 @@ def overloaded(age_s: float, defer_after_s: float = DEFER_AFTER_S) -> bool:
     return fcntl is not None and hasattr(os, "fork") and age_s >= defer_after_s
 
 
-def detach(home: str | os.PathLike[str]) -> Callable[[], None] | None:
+def detach(home: str | os.PathLike[str], niceness: int = DEFERRED_NICENESS) -> Callable[[], None] | None:
     """Let the client go and continue in a child at the lowest priority.
 
     Call it after the answer is written and flushed. The parent never returns: it exits, and with it
@@ -101,7 +101,7 @@ def detach(home: str | os.PathLike[str]) -> Callable[[], None] | None:
     with contextlib.suppress(OSError):  # else it stays in the client's group, as an inline recording would
         os.setpgid(0, 0)
     with contextlib.suppress(OSError):  # a lower priority is a courtesy: without it the recording still happens
-        os.nice(DEFERRED_NICENESS)
+        os.nice(niceness)
     return lambda: _release(marker, fd)
 
 
