@@ -19,6 +19,7 @@ from tests.gateway_harness import RunningGateway, start_gateway
 
 from context_kernel.app import AppHolder
 from context_kernel.execution.requests import ExecuteRequest, SessionRef
+from context_kernel.kernels import gateway_kernel
 from context_kernel.settings import GatewaySettings
 from context_kernel.store.db import open_engine
 from context_kernel.store.executions import ExecutionRepository
@@ -165,6 +166,23 @@ async def test_a_flood_stopped_by_its_timeout_keeps_the_remote_kernel_and_its_st
         is_error, text = await run(client, "import sys\nwhile True: sys.stdout.write('z' * 4095 + '\\n')",
                                    timeout=3000)
         assert is_error and "timed out after 3 s" in text and "kept its state" in text
+        assert await run(client, "print(kept)") == (False, "here")
+        assert gateway.kernel_ids() == ids
+
+
+async def test_a_flood_read_slowly_is_still_stopped_with_its_state_kept(
+        tmp_path: Path, project: Path, gateway: RunningGateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a busy machine the server may have read little of a flood when its timeout strikes, while the
+    # gateway has queued a great deal more: reading that backlog outlasted the interrupt's grace, and the
+    # kernel was restarted. Raising the byte threshold reproduces it on an idle machine.
+    monkeypatch.setattr(gateway_kernel, "SKIP_BACKLOG_BYTES", 1 << 40)
+    settings = gateway_settings(tmp_path, project, gateway, hard_output_cap=1 << 40)
+    async with Client(create_server(settings)) as client:
+        await run(client, "kept = 'here'")
+        ids = gateway.kernel_ids()
+        is_error, text = await run(client, "import sys\nwhile True: sys.stdout.write('z' * 4095 + '\\n')",
+                                   timeout=3000)
+        assert is_error and "timed out after 3 s" in text and "kept its state" in text, text[-300:]
         assert await run(client, "print(kept)") == (False, "here")
         assert gateway.kernel_ids() == ids
 

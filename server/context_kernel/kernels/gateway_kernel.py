@@ -16,6 +16,7 @@ import contextlib
 import json
 import socket
 import struct
+import time
 import uuid
 from collections import deque
 from datetime import UTC, datetime
@@ -45,6 +46,10 @@ SHUTDOWN_WAIT_S = 10.0
 # WebSocket without bound (measured: ~110 MB behind a 24 MB cap, 10 s to read). Past this, the
 # interrupt reconnects under a new session id, which makes the gateway drop that queue.
 SKIP_BACKLOG_BYTES = 4 * 1024 * 1024
+# Bytes read are a poor measure of the queue on a busy machine, where the server reads slowly while the
+# kernel keeps printing: output of the interrupted cell still arriving this long after the interrupt is
+# a backlog, which is skipped then too. (Longer than an interrupted cell's own last words take.)
+BACKLOG_AFTER_INTERRUPT_S = 1.0
 PROTOCOL_VERSION = "5.3"
 QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)  # Linux only
 
@@ -70,6 +75,7 @@ class GatewayKernel:
         self._cell: str | None = None  # msg_id of the last execute_request, and bytes read for it
         self._cell_bytes = 0
         self._probe: str | None = None  # kernel_info asked after skipping a backlog: its reply ends the cell
+        self._interrupted_at: float | None = None  # while the interrupted cell's backlog may still be skipped
 
     @property
     def instance_id(self) -> str:
@@ -179,6 +185,9 @@ class GatewayKernel:
             return None
         self._cell_bytes += len(frame)
         msg = _decode(frame)
+        if self._backlog_behind(msg):
+            await self._skip_backlog()
+            return await self._receive(timeout)
         if self._probe is not None and msg.get("parent_header", {}).get("msg_id") == self._probe:
             # Shell requests run in order: the interrupted cell is over. Its `idle` and execute_reply
             # went out on the connection we dropped, so the runner gets stand-ins: an interrupted cell.
@@ -235,7 +244,7 @@ class GatewayKernel:
         return ""  # the kernel's own log is on the gateway's side; start errors carry its message
 
     def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
-        self._cell_bytes, self._probe = 0, None
+        self._cell_bytes, self._probe, self._interrupted_at = 0, None, None
         self._cell = self._queue("execute_request", {
             "code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": True,
             "stop_on_error": False,
@@ -279,10 +288,23 @@ class GatewayKernel:
                 await self.gateway.interrupt(self.kernel_id)
             if self._cell_bytes > SKIP_BACKLOG_BYTES and self._lost is None:
                 await self._skip_backlog()
+            else:
+                self._interrupted_at = time.monotonic()
+
+    def _backlog_behind(self, msg: dict[str, Any]) -> bool:
+        """True for the interrupted cell's output arriving BACKLOG_AFTER_INTERRUPT_S after the interrupt."""
+        if self._interrupted_at is None or self._lost is not None:
+            return False
+        if msg.get("parent_header", {}).get("msg_id") != self._cell or msg.get("channel") != "iopub":
+            return False
+        if msg.get("header", {}).get("msg_type") != "stream":
+            return False
+        return time.monotonic() - self._interrupted_at > BACKLOG_AFTER_INTERRUPT_S
 
     async def _skip_backlog(self) -> None:
         """Reconnect under a new session (the gateway drops what it queued for the old one) and ask
         kernel_info: it is answered once the interrupted cell has ended."""
+        self._interrupted_at = None
         await self._close_socket(abort=True)
         self._session = uuid.uuid4().hex
         self._iopub.clear()
