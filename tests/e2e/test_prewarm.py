@@ -43,6 +43,13 @@ def kernel_pids(home: Path) -> set[int]:
     return found
 
 
+def _cmdline_tail(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()[-80:].decode(errors="replace")
+    except OSError:
+        return "gone"
+
+
 async def wait_for_kernels(home: Path, count: int, timeout: float = 90) -> set[int]:
     """The kernel processes, once there are exactly `count` of them."""
     deadline = time.monotonic() + timeout
@@ -76,4 +83,6 @@ async def test_the_projects_recent_languages_are_warm_too_and_prewarm_can_be_tur
         await client.list_tools()
         before = await wait_for_kernels(home, 2)  # python, and the shell this project used
         shell = await client.call_tool("ctx_execute", {"language": "shell", "code": "echo $PPID"})
-        assert int(text_of(shell).split()[-1]) in before, (text_of(shell), before)
+        # Which kernel is which, and which still run: what a failure needs to be understood.
+        seen = {pid: _cmdline_tail(pid) for pid in before | {int(text_of(shell).split()[-1])}}
+        assert int(text_of(shell).split()[-1]) in before, (text_of(shell), seen)

@@ -13,6 +13,7 @@ when idle like any kernel, and are the first to go when room is needed.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -26,6 +27,8 @@ from .backend import Kernel
 KernelFactory = Callable[[str], Kernel]
 # How many stopped kernels the pool remembers, to tell their sessions (bounded: sessions come and go).
 MAX_REMEMBERED_STOPS = 1000
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -127,7 +130,8 @@ class KernelPool:
                 await spare.kernel.start(self._start_timeout)
                 spare.ok = True
                 started.append(name)
-            except Exception:  # noqa: BLE001 - see the docstring: the first call reports it
+            except Exception as exc:  # noqa: BLE001 - see the docstring: the first call reports it
+                log.warning("the spare %s kernel did not start (a call will start its own): %s", name, exc)
                 self._spares.pop(name, None)
                 with anyio.CancelScope(shield=True):
                     await spare.kernel.shutdown(now=True)
@@ -143,6 +147,8 @@ class KernelPool:
             await spare.ready.wait()
         if spare.ok and await spare.kernel.is_alive():
             return spare.kernel
+        log.warning("the spare %s kernel was %s; starting another", kernel_name,
+                    "not started in time" if not spare.ready.is_set() else "not running" if spare.ok else "not started")
         with anyio.CancelScope(shield=True):
             await spare.kernel.shutdown(now=True)
         return None
