@@ -6,7 +6,7 @@ times the handshake, the first `ctx_search` sent right after it, and a second se
 server (the warm baseline of the same run). Prints medians and the ratio first / warm. Issue 24's
 goal: the first search within 300 ms of the handshake on a 5 MB index.
 
-    .venv/bin/python bench/first_search.py [--rounds 7] [--copies 5]
+    .venv/bin/python bench/first_search.py [--rounds 7] [--copies 5] [--after S] [--prewarm N] [--semantic 0|1]
 """
 
 from __future__ import annotations
@@ -48,10 +48,14 @@ async def build_index(home: Path, project: Path, copies: int, semantic: str) -> 
     return size
 
 
-async def one_round(home: Path, project: Path, query: str, semantic: str) -> tuple[float, float, float]:
+async def one_round(home: Path, project: Path, query: str, semantic: str, after: float,
+                    prewarm: str) -> tuple[float, float, float]:
     began = time.perf_counter()
-    async with Client(params(home, project, semantic)) as client:
+    server = params(home, project, semantic)
+    server.env = {**(server.env or {}), "CONTEXT_KERNEL_PREWARM": prewarm}
+    async with Client(server) as client:
         connect = time.perf_counter() - began
+        await anyio.sleep(after)  # an agent's first call comes after its first turn, not at once
         started = time.perf_counter()
         first = await client.call_tool("ctx_search", {"queries": [query], "limit": 2})
         first_s = time.perf_counter() - started
@@ -68,15 +72,18 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--copies", type=int, default=5)
     parser.add_argument("--semantic", default="1", help="CONTEXT_KERNEL_SEMANTIC for the servers (1 or 0)")
+    parser.add_argument("--after", type=float, default=0.0, help="seconds between connecting and the first search")
+    parser.add_argument("--prewarm", default="0", help="CONTEXT_KERNEL_PREWARM for the servers (the default is 3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         project.mkdir()
         size = await build_index(home, project, args.copies, args.semantic)
-        rows = [await one_round(home, project, QUERIES[i % len(QUERIES)], args.semantic)
+        rows = [await one_round(home, project, QUERIES[i % len(QUERIES)], args.semantic, args.after, args.prewarm)
                 for i in range(args.rounds)]
     connect, first, warm = (statistics.median(r[i] for r in rows) * 1000 for i in range(3))
-    print(f"{size / 1e6:.1f} MB indexed, semantic={args.semantic}, median of {args.rounds} fresh servers (ms):")
+    print(f"{size / 1e6:.1f} MB indexed, semantic={args.semantic}, prewarm={args.prewarm}, first search "
+          f"{args.after:g} s after connecting, median of {args.rounds} fresh servers (ms):")
     print(f"  connect (spawn + initialize)  {connect:8.1f}")
     print(f"  first ctx_search              {first:8.1f}")
     print(f"  second ctx_search (warm)      {warm:8.1f}")

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import server_command, text_of
+from tests.conftest import make_settings, server_command, text_of
+
+from context_kernel.tools.server import create_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
@@ -86,3 +89,26 @@ async def test_the_projects_recent_languages_are_warm_too_and_prewarm_can_be_tur
         # Which kernel is which, and which still run: what a failure needs to be understood.
         seen = {pid: _cmdline_tail(pid) for pid in before | {int(text_of(shell).split()[-1])}}
         assert int(text_of(shell).split()[-1]) in before, (text_of(shell), seen)
+
+
+async def _until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        await anyio.sleep(0.02)  # a bounded poll: the server does it in the background
+    raise AssertionError(f"{what} not within {timeout} s")
+
+
+async def test_once_connected_the_tools_and_the_store_are_made_ready_before_any_call_even_with_prewarm_off(
+        tmp_path: Path, project: Path) -> None:
+    # The first call of a new server paid for registering the tools (~40 ms) and for importing the App's
+    # modules and opening the store (~0.3 s before a search could start): now done once the client has
+    # connected. Kernels are still started only with prewarm on.
+    settings = make_settings(tmp_path, project, prewarm_kernels=0)
+    server = create_server(settings)
+    assert not server.tools_registered
+    async with Client(server):
+        await _until(lambda: server.tools_registered, "the tools registered")
+        await _until(settings.db_path.exists, "the store opened")
+        assert kernel_pids(settings.home) == set()

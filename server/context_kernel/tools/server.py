@@ -16,6 +16,8 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
@@ -135,6 +137,10 @@ class ContextKernelServer(MCPServer[ServerState]):
             register(self)
         return self._tools
 
+    @property
+    def tools_registered(self) -> bool:
+        return self._register is None
+
     @_tool_manager.setter
     def _tool_manager(self, manager: ToolManager) -> None:  # MCPServer.__init__ sets it
         self._tools = manager
@@ -212,7 +218,9 @@ class ContextKernelServer(MCPServer[ServerState]):
 
 
 class WarmStart:
-    """Middleware: once the client has connected, start the App and its prewarm kernels in the background.
+    """Middleware: once the client has connected, make ready in the background what its first call needs:
+    the tools (their argument models and schemas, ~40 ms: held back until `initialize` is answered), the
+    App (its modules and store, ~0.6 s), and, with prewarm on, its prewarm kernels.
 
     Triggered after the first inbound message other than `initialize` has been handled (with the
     2025 handshake that is `notifications/initialized`, which the client sends once it has our
@@ -223,23 +231,32 @@ class WarmStart:
 
     def __init__(self, count: int) -> None:
         self._count = count
-        self._done = count <= 0
+        self._done = False
+        self.tools: Callable[[], object] | None = None
+        """Registers the tools (the server's tool manager, on first use); set once the server exists."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
         if not self._done and ctx.method != "initialize":
             self._done = True
             state: ServerState = ctx.lifespan_context
+            if self.tools is not None:
+                state.holder.spawn(partial(_register_tools, self.tools))
             state.holder.spawn(lambda: _prewarm(state.holder, self._count))
         return result
+
+
+async def _register_tools(tools: Callable[[], object]) -> None:
+    await anyio.lowlevel.checkpoint()  # after the reply to the message that triggered it has gone
+    tools()
 
 
 async def _prewarm(holder: AppHolder, count: int) -> None:
     try:
         app = await holder.get()
-        await app.execution.prewarm(count)
+        await app.execution.prewarm(count)  # none when count is 0
     except Exception:
-        log.warning("prewarming kernels failed", exc_info=True)
+        log.warning("prewarming failed", exc_info=True)
 
 
 def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKernelServer:
@@ -248,12 +265,14 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
         async with AppHolder(settings) as holder:
             yield ServerState(holder, SessionIds(transport))
 
+    warm = WarmStart(min(settings.prewarm_kernels, settings.max_kernels))
     server = ContextKernelServer(
         "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
         published=Published(settings.export_dir, settings.insight_page),
-        middleware=[WarmStart(min(settings.prewarm_kernels, settings.max_kernels))],
+        middleware=[warm],
         register=partial(_add_tools, remote=settings.gateway is not None),
     )
+    warm.tools = lambda: server._tool_manager  # its first use registers them
     server.add_prompt(offerings.routing_prompt())
     return server
 
