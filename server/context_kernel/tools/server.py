@@ -137,13 +137,13 @@ class ContextKernelServer(MCPServer[ServerState]):
             register(self)
         return self._tools
 
-    @property
-    def tools_registered(self) -> bool:
-        return self._register is None
-
     @_tool_manager.setter
     def _tool_manager(self, manager: ToolManager) -> None:  # MCPServer.__init__ sets it
         self._tools = manager
+
+    @property
+    def tools_registered(self) -> bool:
+        return self._register is None
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin/stdout with the loop's own pipe transports (stdio.py says why)."""
