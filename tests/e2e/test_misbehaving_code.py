@@ -16,6 +16,7 @@ from mcp.client.client import Client
 from tests.conftest import make_settings, text_of
 from tests.pythonenvs import make_venv, without_header
 
+from context_kernel.execution import runner
 from context_kernel.tools.server import create_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
@@ -183,6 +184,23 @@ async def test_a_shell_flood_stops_at_its_timeout_and_the_shell_keeps_cd_and_var
         # the shell is idle again (nothing of the flood answers instead) and kept its state
         assert (await call(client, "shell", 'echo "$PWD $plain"'))[:2] == (False, f"{tmp_path} kept")
     assert took < FLOOD_TIMEOUT_MS / 1000 + STOPPED_WITHIN_S
+
+
+@pytest.mark.parametrize("language", ["shell", "python"])
+async def test_a_flood_whose_backlog_outlasts_the_interrupt_grace_keeps_the_kernel(
+        tmp_path: Path, project: Path, language: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a busy machine the server reads a flood more slowly than the kernel prints it: after the interrupt
+    # stopped the cell, reading what the kernel had sent before it outlasted the grace, and the kernel, which
+    # had stopped, was restarted with its state lost. A grace far shorter than the backlog reproduces it idle.
+    monkeypatch.setattr(runner, "INTERRUPT_GRACE_S", 0.2)
+    flood = "yes" if language == "shell" else "while True: print('y' * 80)"
+    state = "plain=kept" if language == "shell" else "plain = 'kept'"
+    check = 'echo "$plain"' if language == "shell" else "print(plain)"
+    async with Client(create_server(make_settings(tmp_path, project, hard_output_cap=NO_CAP))) as client:
+        await call(client, language, state)
+        is_error, text, _ = await call(client, language, flood, timeout=FLOOD_TIMEOUT_MS)
+        assert is_error and f"[timed out after 3 s: {KEPT}]" in text, text[-300:]
+        assert (await call(client, language, check))[:2] == (False, "kept")
 
 
 @pytest.mark.parametrize(("flood", "lost"), [

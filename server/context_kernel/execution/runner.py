@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -22,6 +23,10 @@ from .requests import CellStatus
 
 # How long to wait for a kernel to come back after SIGINT before restarting it.
 INTERRUPT_GRACE_S = 5.0
+# Output the kernel sent before the interrupt (its date says so) is a backlog the server has yet to read,
+# not a kernel that failed to stop: while it comes, the grace starts again, up to this long in all. A busy
+# machine reads a flood more slowly than the kernel prints it.
+BACKLOG_GRACE_MAX_S = 60.0
 # How long the execute_reply may lag the kernel's `idle` before the kernel counts as not replying.
 REPLY_WAIT_S = 5.0
 # How often a silent wait checks that the kernel process is still alive.
@@ -80,14 +85,24 @@ class CellRun:
         self._started = self._last_progress = time.monotonic()
         self._msg_id = self.kernel.execute(code, metadata)
 
-    async def wait(self, deadline: float) -> bool:
-        """Collect outputs until idle (True) or until `deadline` (monotonic seconds, False)."""
+    async def wait(self, deadline: float, *, backlog_before: float | None = None) -> bool:
+        """Collect outputs until idle (True) or until `deadline` (monotonic seconds, False).
+
+        `backlog_before` (wall-clock seconds): a message of the cell the kernel sent before it moves the
+        deadline to INTERRUPT_GRACE_S from now, until BACKLOG_GRACE_MAX_S have passed."""
+        latest = time.monotonic() + BACKLOG_GRACE_MAX_S
+        backlog = False  # the last message read was sent before `backlog_before`
         while not self.finished:
             now = time.monotonic()
-            if now >= deadline:
+            if now >= deadline and not backlog:
                 return False
-            msg = await self.kernel.next_iopub(min(deadline - now, LIVENESS_SLICE_S))
+            # Past the deadline after a backlog message, one more already queued is still read: the time may
+            # have gone on writing the backlog's outputs, not on a kernel that did not stop.
+            msg = await self.kernel.next_iopub(max(0.0, min(deadline - now, LIVENESS_SLICE_S)))
             await self._tick()
+            backlog = False
+            if msg is None and now >= deadline:
+                return False
             if msg is None:
                 if await self.kernel.answer_input_requests():
                     self.collector.note("[the code asked for input; it was given an empty line]")
@@ -109,6 +124,9 @@ class CellRun:
             if msg_type == "status" and msg["content"].get("execution_state") == "idle":
                 self.finished = True
                 break
+            if backlog_before is not None and (sent := _sent_at(msg)) is not None and sent < backlog_before:
+                backlog = time.monotonic() < latest
+                deadline = max(deadline, min(time.monotonic() + INTERRUPT_GRACE_S, latest))
             self.collector.feed(msg)
             if self.collector.should_flush:
                 await self.flush()
@@ -173,8 +191,9 @@ class CellRun:
 
     async def stop_after_timeout(self, restart_timeout: float) -> CellOutcome:
         """Interrupt; if the kernel does not go idle within the grace time, restart it (state lost)."""
+        interrupted_at = time.time()  # before the signal: what the kernel sent until then is backlog
         await self.kernel.interrupt()
-        back = await self.wait(time.monotonic() + INTERRUPT_GRACE_S)
+        back = await self.wait(time.monotonic() + INTERRUPT_GRACE_S, backlog_before=interrupted_at)
         if back and not self.died:
             outcome = await self.outcome()
             if outcome.replace_kernel:  # back, but without a reply: as broken as any silent kernel
@@ -200,6 +219,16 @@ class CellRun:
             status="timeout", interrupted=True, restarted=True, error_name="Timeout",
             error_value="the interrupt did not stop the cell, so the kernel was restarted: its state is lost",
         )
+
+
+def _sent_at(msg: dict[str, Any]) -> float | None:
+    """When the kernel sent a message (its header's date), as wall-clock seconds; None if it does not say."""
+    date = msg.get("header", {}).get("date")
+    try:
+        when = date if isinstance(date, datetime) else datetime.fromisoformat(str(date))
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def _state_lost(content: dict[str, Any]) -> str | None:
