@@ -318,6 +318,10 @@ def _near_misses() -> list[str]:
         "src/auth/token_store.py:42: def rotate_token(self) -> None:",
         "GitHub tokens start with ghp_ and Stripe keys with sk_live_; neither is shown here.",
         "the password is never printed; the password field is required",
+        # Names about a secret, not holding one (WeeChat's relay protocol documents its handshake so).
+        "(handshake) handshake password_hash_algo=plain:sha256:pbkdf2+sha256",
+        json.dumps({"password_hash_algo": "pbkdf2+sha512", "password_hash_iterations": "100000", "totp": "on"}),
+        "password_min_length = 12\ntoken_expiry: 3600",
         "Refused file:///etc/passwd: scheme file (only http and https are fetched)",
         "mkdir -p build && docker run -p 8080:80 -u 1000:1000 nginx && ssh -p 2222 git@example.com",
         "version 1.24.3-rc.2+build.20250101, python 3.11.7, numpy 2.1.0",

@@ -12,7 +12,9 @@ Key names (case-insensitive, also inside longer names such as `GITHUB_TOKEN`, `d
 `user_session`, Django's `sessionid`), `pwd`, `pw` and `pass` as the last part of a longer name
 (`MYSQL_PWD`, `SMTP_PASS`), and `pwd` alone. Not secret: `max_tokens`,
 `tokens`, `token_count`, `tokenizer` (counts and tools of the LLM trade), `session_id` (hook
-payloads name the session with it), and the environment variables `PWD` and `OLDPWD` (directories).
+payloads name the session with it), the environment variables `PWD` and `OLDPWD` (directories), and a
+name about how a secret is made or kept rather than holding one (`password_hash_algo`, `token_expiry`,
+`password_policy`: _ABOUT_PARTS).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def name_parts(name: str) -> list[str]:
 def is_secret_key(name: str) -> bool:
     """Whether a key or variable name holds a secret (see the module docstring for the list)."""
     parts = name_parts(name)
-    if not parts:
+    if not parts or any(p in _ABOUT_PARTS for p in parts):
         return False
     squashed = "".join(parts)
     if any(word in squashed for word in _CONTAINS):
@@ -101,6 +103,11 @@ _KEYED_COMPOUNDS = frozenset({"apikey", "secretkey", "accesskey", "privatekey", 
 _NOT_SECRET_PARTS = frozenset({"public", "publishable", "pub", "id", "ids", "type", "name", "names", "count", "len",
                                "length", "size", "path", "file", "dir", "url", "uri", "format", "prefix", "index",
                                "field", "column", "version", "tokens", "max", "min"})
+# How a secret is made or kept, not the secret: `password_hash_algo=plain:sha256:pbkdf2+sha256` in WeeChat's
+# relay protocol, `password_hash_iterations: 100000`, `password_policy`, `token_expiry`.
+_ABOUT_PARTS = frozenset({"algo", "algorithm", "algorithms", "iterations", "rounds", "policy", "expiry", "expires",
+                          "lifetime", "ttl", "age", "strength", "prompt", "mode", "required", "enabled", "min", "max",
+                          "length", "len", "size", "count"})
 
 
 def names_a_secret(name: str) -> bool:
