@@ -116,6 +116,9 @@ def convert_html(text: str, url: str) -> Converted:
     root = _parse_html(text)
     if root is None:  # nothing lxml could read, or it stopped early: keep the words at least
         return words_only(text)
+    # The page's own h1, before chrome goes: Asciidoctor writes it in `<div id="header">`, which is dropped as
+    # a site's header, and its FAQ's sections were then titled "1. General" with no word of the page's name.
+    page_h1 = next((" ".join(h.text_content().split()) for h in root.iter("h1") if h.text_content().strip()), "")
     _drop_chrome(root)
     _label_code_blocks(root)
     _drop_noise_links(root)
@@ -137,11 +140,11 @@ def convert_html(text: str, url: str) -> Converted:
     if not markdown:  # the converter gave up (depth limit, panic): keep the words at least
         markdown = "\n".join(line for line in (" ".join(t.split()) for t in chosen.itertext()) if line)
     markdown = _LEADING_RULES.sub("", markdown)  # a navigation bar's separator, left at the top
-    if markdown and first_h1(markdown) is None and (top := _page_heading(heading, title)):
+    if markdown and first_h1(markdown) is None and (top := page_h1 or _page_heading(heading, title)):
         opening = _OPENING_HEADING.match(markdown)
         # A page that opens with its own first heading is headed by it already ("4 Some Simple Examples" on
         # the page titled "Simple Examples (Lexical Analysis With Flex, for Flex 2.6.4)").
-        if opening is None or opening[1].strip() not in (top, heading):
+        if opening is None or opening[1].strip() not in ((top,) if page_h1 else (top, heading)):
             markdown = f"# {top}\n\n{markdown}"
     return Converted(markdown + "\n" if markdown else "", "page.md", title, kind)
 
