@@ -322,6 +322,13 @@ def _near_misses() -> list[str]:
         "(handshake) handshake password_hash_algo=plain:sha256:pbkdf2+sha256",
         json.dumps({"password_hash_algo": "pbkdf2+sha512", "password_hash_iterations": "100000", "totp": "on"}),
         "password_min_length = 12\ntoken_expiry: 3600",
+        # Manuals describe passwords in sentences that go on past the word after "is" / "to"
+        # (WeeChat's relay protocol: its answer was stored as "[REDACTED password] of the following").
+        "Format of hashed password is one of the following, where hash is the hashed password",
+        "the password to use for the relay; the password to access the server is in sec.conf",
+        "Password is either plain text or a hash, the password is any string of 8 characters",
+        "the password is case sensitive and the password was evaluated before use",
+        "the PIN is 4 digits long and the password is 12 characters at least",
         "Refused file:///etc/passwd: scheme file (only http and https are fetched)",
         "mkdir -p build && docker run -p 8080:80 -u 1000:1000 nginx && ssh -p 2222 git@example.com",
         "version 1.24.3-rc.2+build.20250101, python 3.11.7, numpy 2.1.0",

@@ -112,6 +112,19 @@ def test_a_password_given_with_the_word_password_is_redacted() -> None:
     assert redact_text("connect with password hunter2pass") == "connect with password [REDACTED password]"
 
 
+@pytest.mark.parametrize("said", [
+    "the password is swordfish", "The password is swordfish.", "set the password to swordfish, then log in",
+    "the password is swordfish and the user is bob", "my password is 'one' of course",
+    "the PIN is 4821 for the door", "the password is hunter2 for the admin page",
+])
+def test_a_password_said_in_prose_is_redacted_even_when_it_is_a_word(said: str) -> None:
+    """A word is a prose password's value when its clause ends there (or a new one starts, or it is
+    quoted); only a sentence that goes on past it (`is one of the following`) reads as prose."""
+    clean = redact_text(said)
+    assert "[REDACTED password]" in clean
+    assert not any(v in clean for v in ("swordfish", "'one'", "4821", "hunter2"))
+
+
 def test_aws_configure_set_loses_the_secret_key() -> None:
     secret = token(40, "wJalrXUtnFEMI/K7MDENG/bPxRfiCY+8fake4Kq2")
     assert redact_text(f"aws configure set aws_secret_access_key {secret}") == (

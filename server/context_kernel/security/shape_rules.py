@@ -102,6 +102,7 @@ _PROSE_NOT_VALUES = frozenset({
     "right", "case-sensitive", "very", "so", "then", "and", "or", "but", "if", "when", "where",
     "how", "why", "be", "been", "read", "written", "kept", "available", "unavailable", "accepted", "rejected",
     "authentication", "auth", "login", "protection", "manager", "prompt", "change", "field",
+    "lost", "forgotten", "encoded", "evaluated", "ignored", "checked", "compared", "specified",
 })
 _PROSE_PUNCT = ".,;:!?)\"'`"
 
@@ -110,6 +111,35 @@ def _prose_password(value: str) -> bool:
     """Anything but a common word (`the password is never printed`) or a reference (`$PW`, `f()`)."""
     core = value.strip(_PROSE_PUNCT)
     return core != "" and core.lower() not in _PROSE_NOT_VALUES and core[0] not in "$%{<[" and "(" not in core
+
+
+# A word after the value that starts a new clause: the value ended its own (`the password is swordfish
+# and the user is bob`).
+_CLAUSE_JOINERS = frozenset({"and", "or", "but", "so", "then", "when", "while", "if", "because", "until"})
+# The next word, on the same line or the next one (manuals wrap their sentences).
+_NEXT_WORD = re.compile(r"(?:[ \t]+|[ \t]*\n[ \t]*)([^\W_][\w-]*)")
+# What a word looks like: letters only, a capital first at most. A value with a digit, an inner capital or
+# a symbol (`hunter2`, `s3cret`, `xKq-9`) is not one, wherever it stands.
+_WORD_SHAPE = re.compile(r"[A-Za-z][a-z]*")
+
+
+def _prose_password_said(m: re.Match[str]) -> bool:
+    """A prose password's value is the end of its clause. A word or a small number that the sentence
+    goes on after is prose, not a secret: manuals write "the hashed password is one of the following",
+    "the password to use for the relay", "the username/password to authenticate with the proxy", "the
+    PIN is 4 digits". A value in quotes, one shaped unlike a word (`hunter2`), or one that ends its clause
+    (`the password is swordfish.`, `… is swordfish and …`) is redacted. The cost: a plain word given as
+    a password mid-sentence (`the password is swordfish for the admin page`) is read as prose."""
+    value = m.group(1)
+    if not _prose_password(value):
+        return False
+    quoted = m.start(1) > 0 and m.string[m.start(1) - 1] in "'\"`"
+    if quoted or value.strip(_PROSE_PUNCT) != value:
+        return True
+    if not (_WORD_SHAPE.fullmatch(value) or (value.isdigit() and len(value) <= 3)):
+        return True
+    after = _NEXT_WORD.match(m.string, m.end(1))
+    return after is None or after[1].lower() in _CLAUSE_JOINERS
 
 
 def _prose_token(value: str) -> bool:
@@ -223,11 +253,11 @@ COMMAND_RULES: tuple[Rule, ...] = (
 PROSE_RULES: tuple[Rule, ...] = (
     Rule("password", re.compile(r"(?i)\b(?:password|passwd|passphrase|passcode|pwd|pin)\b(?:\s+(?:for|of)\s+\S+)?"
                                 r"\s+(?:is|was|to)\s+['\"`]?([^\s'\"`]+)"), group=1,
-         accept=_group1(_prose_password), trim=_PROSE_PUNCT, needles=("pass", "pwd", "pin")),
+         accept=_prose_password_said, trim=_PROSE_PUNCT, needles=("pass", "pwd", "pin")),
     # "connect with password hunter2pass", "log in using the password X"
     Rule("password", re.compile(r"(?i)\b(?:with|using|use|via)\s+(?:the\s+|a\s+|my\s+|our\s+|this\s+)?"
                                 r"(?:password|passwd|passphrase|passcode)\s*[:=]?\s*['\"`]?([^\s'\"`]+)"), group=1,
-         accept=_group1(_prose_password), trim=_PROSE_PUNCT, needles=("pass",)),
+         accept=_prose_password_said, trim=_PROSE_PUNCT, needles=("pass",)),
     Rule("token", re.compile(r"(?i)\b(?:token|secret|api[ _-]?key|access[ _-]?key|key)\b(?:\s+(?:for|of)\s+\S+)?"
                              r"\s+(?:is|was)\s+['\"`]?([^\s'\"`]+)"), group=1, accept=_group1(_prose_token),
          trim=_PROSE_PUNCT, needles=("token", "secret", "key")),
