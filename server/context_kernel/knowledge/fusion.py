@@ -57,7 +57,7 @@ class Fusion:
     """Show the text around the chunk's best window (where the model found the meaning), not the word matches."""
     words_share: float = 0.5
     """...and this share of a snippet's room for query words outside that text (window_snippet)."""
-    sure: float = 0.5
+    sure: float = 0.7
     """adaptive: the words are sure of their best section when it holds this share of the query's weight
     (its rare words weigh more); then meaning only breaks near-ties (`leaning`), else it counts `unsure`."""
     leaning: float = 0.1
