@@ -18,27 +18,26 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
+from .kernels.factory import kernel_factory, open_gateway, project_python
 from .settings import Settings
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .doctor import Check, KernelFactory
+    from .doctor import Check
     from .execution.batch import BatchService
     from .execution.service import ExecutionService
     from .hooks.ingestion import Ingestion
     from .kernels.gateway_client import Gateway
     from .kernels.pool import KernelPool
-    from .kernels.python_env import ProjectPython
     from .knowledge.service import KnowledgeService
     from .notebooks.service import ExportService
-    from .records import RecordService
+    from .records.service import RecordService
     from .security.call_guard import DenyGuard
     from .semantic.service import SemanticRecall
     from .store.db import Database
@@ -50,60 +49,6 @@ CULL_EVERY_S = 60.0
 RETENTION_EVERY_S = 86_400.0
 
 log = logging.getLogger(__name__)
-
-
-def project_python(settings: Settings) -> ProjectPython:
-    """The python kernel of this project: which interpreter (kernels/interpreters.py) and how it runs."""
-    from .kernels.python_env import find_project_python
-
-    return find_project_python(settings.project_dir, settings.base_env if settings.base_env is not None else {},
-                               kernels_dir=settings.kernels_dir, overlays_dir=settings.overlays_dir,
-                               explicit=settings.python, explicit_from=settings.python_from,
-                               extra_env=settings.extra_kernel_env)
-
-
-def kernel_factory(settings: Settings, python: ProjectPython | None = None,
-                   gateway: Gateway | None = None) -> KernelFactory:
-    """How every kernel of this server is made (the pool's and doctor's): cwd, environment, where files go.
-
-    With a `gateway` (`serve --gateway-url`) every kernel runs there instead: the gateway decides its
-    working directory and environment.
-
-    Every kernel gets the environment of the project's Python activated (its bin first on PATH), so
-    `python` in a shell cell is the python kernel's interpreter."""
-    from .kernels.backend import JupyterKernel, Kernel
-    from .kernels.specs import spec_manager
-    from .log_files import prune_logs
-
-    if gateway is not None:
-        from .kernels.gateway_kernel import GatewayKernel
-
-        remote = gateway
-
-        def make_remote(kernel_name: str) -> Kernel:
-            return GatewayKernel(kernel_name, remote, env=dict(remote.config.kernel_env))
-
-        return make_remote
-    python = python or project_python(settings)
-    env = python.env
-    specs = spec_manager(settings.kernels_dir)
-    prune = partial(prune_logs, settings.log_dir, settings.retention_days, settings.max_kernel_logs)
-
-    def make(kernel_name: str) -> Kernel:
-        prepare = python.prepare if kernel_name == python.kernel_name else None
-        return JupyterKernel(kernel_name, cwd=settings.project_dir, env=env, runtime_dir=settings.runtime_dir,
-                             log_dir=settings.log_dir, spec_manager=specs, prepare=prepare, prune_logs=prune)
-
-    return make
-
-
-def open_gateway(settings: Settings) -> Gateway | None:
-    """The gateway client every kernel of this server shares (`serve --gateway-url`), or None: local kernels."""
-    if settings.gateway is None:
-        return None
-    from .kernels.gateway_client import Gateway
-
-    return Gateway(settings.gateway)
 
 
 class SemanticSlot:
@@ -181,7 +126,7 @@ _GROUND_MODULES = (
     "store.events", "store.knowledge",
 )
 _SERVICE_MODULES = (
-    "execution.batch", "execution.service", "kernels.pool", "kernels.backend", "notebooks.service", "records",
+    "execution.batch", "execution.service", "kernels.pool", "kernels.backend", "notebooks.service", "records.service",
     "store.executions", "web.client", "web.service",
     "knowledge.chunking", "knowledge.walk", "security.redact",  # indexing's, imported by it where it needs them
 )
@@ -255,7 +200,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
     from .execution.service import ExecutionLimits, ExecutionService
     from .kernels.pool import KernelPool
     from .notebooks.service import ExportService
-    from .records import RecordService
+    from .records.service import RecordService
     from .store.executions import ExecutionRepository
     from .web.client import SafeFetcher
     from .web.service import FetchService
@@ -377,29 +322,6 @@ async def _retention_loop(db: Database, settings: Settings) -> None:
         await anyio.sleep(RETENTION_EVERY_S)
 
 
-def prewarmed_check(spares: list[tuple[str, int | None, float]]) -> Check:
-    """ctx_doctor's line for the kernels started ahead of the first call that no session took yet."""
-    from .doctor import Check
-    from .lifeline import descendants
-
-    if not spares:
-        return Check("OK", "prewarmed kernels", "none idle (every one started ahead was taken by a call, or none was)")
-    parts = []
-    for name, pid, idle_s in spares:
-        rss = 0
-        for proc in [pid, *descendants(pid)] if pid is not None else []:
-            try:
-                with open(f"/proc/{proc}/status", encoding="ascii", errors="replace") as f:
-                    rss += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
-            except OSError:
-                continue  # gone meanwhile
-        parts.append(f"{name} (idle {idle_s:.0f} s, {rss / 1024:.0f} MB RSS)")
-    return Check("OK", "prewarmed kernels", f"{len(spares)} idle, waiting for a session's first call: "
-                 + ", ".join(parts))
-
-
-# How long the rest of the build waits for the searches answered from the ground floor before it imports
-# beside them (they share the GIL; a search takes tens of ms).
 EARLY_CALLS_S = 2.0
 
 
@@ -513,19 +435,10 @@ class AppHolder:
     async def doctor(self) -> list[Check]:
         """ctx_doctor: every check, kernels made as this server makes them. Needs no App: doctor is
         what a user runs when the store or a kernel is broken."""
-        from .doctor import collect
+        from .doctor import run_checks
 
-        python = project_python(self.settings)
-        gateway = open_gateway(self.settings)
-        try:
-            checks = await collect(self.settings, True, kernel_factory(self.settings, python, gateway), python,
-                                   gateway=gateway)
-        finally:
-            if gateway is not None:
-                await gateway.aclose()
-        if self._app is not None:
-            checks.append(prewarmed_check(self._app.pool_spares()))
-        return checks
+        return await run_checks(self.settings, start=True,
+                                spares=self._app.pool_spares() if self._app is not None else None)
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run `fn` in the lifespan's task group: work that must not delay the reply being sent."""

@@ -326,16 +326,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .app import kernel_factory, open_gateway, project_python
     from .doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
     if _gateway_unusable("doctor", settings):
         return 2
-    python = project_python(settings)
-    gateway = open_gateway(settings)
-    return run_doctor(settings, kernel_factory(settings, python, gateway), python, start=not args.no_start,
-                      gateway=gateway)
+    return run_doctor(settings, start=not args.no_start)
 
 
 async def _fetch(settings: Settings, urls: list[str], source: str | None, force: bool, ttl: float | None,
@@ -569,10 +565,10 @@ def _console_script() -> str:
 def cmd_setup(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .installation import in_uv_cache, this_installation
     from .locations import data_home, user_dirs, user_home
     from .settings import HTTP_TOKEN_FILE
     from .setup.cli import run
+    from .setup.installation import in_uv_cache, this_installation
 
     env = dict(os.environ)
     lasting = this_installation().lasting_install() if in_uv_cache(sys.prefix) else None

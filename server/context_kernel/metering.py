@@ -27,7 +27,7 @@ class Meter:
     """Bytes of search hits this call's reply brought back, per source label."""
 
     def kept_out(self, bytes_returned: int) -> int:
-        """What this call kept out of the context (stats.py defines it). Search hits in its reply
+        """What this call kept out of the context (records/stats.py defines it). Search hits in its reply
         (a batch's queries) are charged to the sources they came from, not to what it took in."""
         if self.shown_whole:
             return 0
@@ -69,7 +69,7 @@ def metering() -> Iterator[Meter]:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One tool call as ctx_stats counts it (stats.py defines each figure); the MCP edge writes one per call."""
+    """One tool call as ctx_stats counts it (records/stats.py defines each figure); the MCP edge writes one per call."""
 
     session_id: str
     tool: str

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.pythonenvs import make_venv, site_packages
 
-from context_kernel.installation import find_installation, this_installation
+from context_kernel.setup.installation import find_installation, this_installation
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEEL = "/wheels/context_kernel-0.1.0-py3-none-any.whl"

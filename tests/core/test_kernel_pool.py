@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from context_kernel.app import kernel_factory
+from context_kernel.kernels.factory import kernel_factory
 from context_kernel.kernels.pool import KernelPool
 from context_kernel.settings import Settings
 

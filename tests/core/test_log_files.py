@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from context_kernel.app import kernel_factory
+from context_kernel.kernels.factory import kernel_factory
 from context_kernel.log_files import prune_logs
 from context_kernel.settings import Settings
 

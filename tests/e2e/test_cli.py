@@ -152,8 +152,8 @@ def test_doctor_under_a_rustup_without_a_default_toolchain_says_rustup_default_n
 
     import anyio
 
-    from context_kernel.app import kernel_factory
     from context_kernel.doctor import check_language
+    from context_kernel.kernels.factory import kernel_factory
     from context_kernel.settings import Settings
 
     rustc = shutil.which("rustc")

@@ -84,7 +84,7 @@ def run_route(route: str, root: Path, wheel: Path) -> Results:
                          cwd=root / "project")}
     doctor = ["doctor", "--project", str(root / "project"), *([] if route == "pip" else ["--no-start"])]
     out["doctor"] = sh([*base, *doctor], env, cwd=root / "project")
-    code = "from context_kernel.upgrade import render_upgrade; print(render_upgrade())"
+    code = "from context_kernel.setup.upgrade import render_upgrade; print(render_upgrade())"
     python = ([str(root / "venv" / "bin" / "python")] if route == "pip" else
               [str(root / "pipx" / "venvs" / "context-kernel" / "bin" / "python")] if route == "pipx" else
               [*base[:-1], "python"])

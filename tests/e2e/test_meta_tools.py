@@ -10,7 +10,7 @@ import pytest
 from mcp.client.client import Client
 from tests.conftest import text_of
 
-from context_kernel.installation import this_installation
+from context_kernel.setup.installation import this_installation
 from context_kernel.tools.schema import compact_schema
 
 pytestmark = pytest.mark.anyio
@@ -109,7 +109,7 @@ async def test_insight_writes_a_local_page_of_sessions_with_their_exports(client
 
 
 def test_insight_escapes_what_clients_and_sessions_are_called(tmp_path: Path) -> None:
-    from context_kernel.insight import SessionView, render_insight
+    from context_kernel.records.insight import SessionView, render_insight
     from context_kernel.store.executions import SessionSummary
 
     hostile = SessionSummary(id='s"><script>x()</script>', client="<img src=x onerror=y>", started_at=0.0,

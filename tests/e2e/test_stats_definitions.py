@@ -1,4 +1,4 @@
-"""ctx_stats against sessions computed by hand (stats.py defines every figure): indexing then
+"""ctx_stats against sessions computed by hand (records/stats.py defines every figure): indexing then
 searching back, a large execution then searching its output, a fetched page, tiny outputs shown
 whole, and an empty session.
 

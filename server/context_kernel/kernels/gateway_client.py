@@ -19,8 +19,8 @@ import anyio
 import httpx
 
 from ..errors import KernelError, KernelStartFailed, KernelUnavailable
-from ..installation import add_extra_command
 from ..settings import GatewaySettings
+from ..setup.installation import add_extra_command
 from .gateway_reaper import Reaper
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import SemanticUnavailable
-from ..installation import add_extra_command
+from ..setup.installation import add_extra_command
 
 Pooling = Literal["mean", "cls"]
 ModelKind = Literal["onnx", "static"]

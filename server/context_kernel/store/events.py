@@ -60,7 +60,7 @@ class ToolTotals:
     bytes_indexed: int
     bytes_returned: int
     bytes_kept_out: int
-    """net of `bytes_back` (stats.py)"""
+    """net of `bytes_back` (records/stats.py)"""
     bytes_back: int = 0
     """search hits sent back from the sources this tool indexed"""
 
@@ -204,7 +204,7 @@ class EventRepository:
                 conn.execute(_SOURCE_FLOW, [{"s": session_id, "t": tool, "at": now, **f} for f in flows])
 
     def tool_totals(self, session_id: str | None = None) -> list[ToolTotals]:
-        """Per tool; `bytes_kept_out` is net of what searches brought back from its sources (stats.py)."""
+        """Per tool; `bytes_kept_out` is net of what searches brought back from its sources (records/stats.py)."""
         where, params = ("WHERE session_id = :s", {"s": session_id}) if session_id else ("", {})
         flow_where = "AND f.session_id = :s" if session_id else ""
         with self.engine.connect() as conn:

@@ -114,7 +114,7 @@ class SessionSummary:
     @property
     def bytes_kept_out(self) -> int:
         """Output the session's code produced that never entered the conversation (a reply that
-        showed all of it kept nothing out, whatever its length: ctx_stats' definition, stats.py)."""
+        showed all of it kept nothing out, whatever its length: ctx_stats' definition, records/stats.py)."""
         return max(0, self.bytes_produced - self.bytes_returned) if self.kept is None else self.kept
 
 # The statements every cell runs, built once: a text() parses its binds each time it is made

@@ -213,7 +213,7 @@ def _m006_execution_python(conn: Connection) -> None:
 
 
 def _m007_source_flows(conn: Connection) -> None:
-    # ctx_stats nets 'kept out' of what searches bring back (stats.py): each call's own kept-out
+    # ctx_stats nets 'kept out' of what searches bring back (records/stats.py): each call's own kept-out
     # (0 when its reply carried all it took in; NULL on older rows, read as max(0, in - returned)),
     # and per call the bytes it indexed and the search hits it sent back, per source.
     conn.execute(text("ALTER TABLE tool_calls ADD COLUMN bytes_kept_out INTEGER"))

@@ -7,7 +7,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
-from ..upgrade import render_upgrade
+from ..setup.upgrade import render_upgrade
 from ..wording import counted
 from .context import ServerState, app_and_session, holder_and_session, text_result
 

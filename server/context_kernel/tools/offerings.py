@@ -3,7 +3,7 @@
 The SDK advertises the resources and prompts capabilities whatever the server holds, so the
 server holds what fits rather than answering empty lists to a client told to ask:
 
-- resources: the files `published.py` lists (exported notebooks and pages, the insight page);
+- resources: the files `records/published.py` lists (exported notebooks and pages, the insight page);
 - prompts: `routing-guide`, the few lines that tell an agent which ctx tool to use instead of
   Bash, Read or WebFetch (the guide a SessionStart hook gives).
 """
@@ -16,7 +16,7 @@ from mcp.server.mcpserver.prompts import Prompt
 from mcp_types import Resource
 
 from ..errors import InvalidRequest
-from ..published import Published
+from ..records.published import Published
 
 
 async def resources(published: Published) -> list[Resource]:

@@ -39,7 +39,7 @@ from .. import __version__
 from ..app import AppHolder
 from ..errors import ContextKernelError
 from ..metering import CallRecord, metering
-from ..published import Published
+from ..records.published import Published
 from ..settings import Settings
 from . import offerings
 from .context import ServerState, holder_and_session, text_result

@@ -14,14 +14,14 @@ from typing import Literal
 
 import anyio
 
-from .errors import InvalidRequest
+from ..errors import InvalidRequest
+from ..knowledge.service import KnowledgeService
+from ..metering import CallRecord
+from ..store.db import Database
+from ..store.events import EventRepository
+from ..store.executions import ExecutionRepository
 from .insight import read_insight, write_insight
-from .knowledge.service import KnowledgeService
-from .metering import CallRecord
 from .stats import render_stats
-from .store.db import Database
-from .store.events import EventRepository
-from .store.executions import ExecutionRepository
 
 PurgeScope = Literal["session", "project"]
 

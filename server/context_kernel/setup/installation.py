@@ -142,7 +142,7 @@ def find_installation(prefix: Path | None = None, python: str | None = None, *,
     """This installation (the arguments default to the running interpreter and our installed metadata)."""
     prefix = prefix if prefix is not None else Path(sys.prefix)
     python = python or sys.executable
-    package_dir = package_dir or Path(__file__).parent
+    package_dir = package_dir or Path(__file__).parents[1]  # the package: this module is in setup/
     info = direct_url if direct_url is not None else _direct_url()
     reqs = tuple(requires if requires is not None else _requires())
     has_pip = _has_pip(prefix)

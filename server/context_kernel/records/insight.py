@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .datadir import write_private
+from ..datadir import write_private
+from ..wording import counted
 from .stats import BYTES_PER_TOKEN
-from .wording import counted
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
-    from .store.events import EventRepository, ToolTotals
-    from .store.executions import ExecutionRepository, SessionSummary
+    from ..store.events import EventRepository, ToolTotals
+    from ..store.executions import ExecutionRepository, SessionSummary
 
 MAX_SESSIONS = 500
 STYLE = """

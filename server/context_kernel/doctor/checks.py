@@ -1,17 +1,15 @@
 """What doctor's checks are made of: a check line, the line of code each language is tested with, and how
-kernels are made for it (doctor.py for local kernels, gateway_doctor.py for a gateway's)."""
+kernels are made for it (doctor/__init__.py for local kernels, doctor/gateway.py for a gateway's)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .kernels.backend import Kernel
+    from ..kernels.backend import Kernel
 
-KernelFactory = Callable[[str], "Kernel"]
 # Kernel checks run a few at a time: twelve kernels starting at once on a 2-core machine time out.
 KERNEL_CHECK_CONCURRENCY = 3
 
@@ -37,8 +35,8 @@ async def run_hello(kernel: Kernel, start_timeout_s: float, code: str) -> tuple[
     """Start `kernel`, run `code` (which prints `ok`) and shut it down: (None, seconds) when it printed
     ok, else (what it printed or raised instead, seconds). A kernel that cannot start raises
     ContextKernelError."""
-    from .execution.collector import OutputCollector
-    from .execution.runner import CellRun
+    from ..execution.collector import OutputCollector
+    from ..execution.runner import CellRun
 
     began = time.monotonic()
     try:

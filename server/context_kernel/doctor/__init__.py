@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 
-from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory, run_hello
+from ..kernels.factory import KernelFactory
+from ..kernels.languages import LANGUAGES, Language, fix_for
+from ..settings import Settings
+from ..wording import counted
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, run_hello
 
-__all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_doctor"]
-from .kernels.languages import LANGUAGES, Language, fix_for
-from .settings import Settings
-from .wording import counted
+__all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_checks", "run_doctor"]
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
-    from .kernels.gateway_client import Gateway
-    from .kernels.python_env import ProjectPython
-    from .semantic.files import ModelFiles
+    from ..kernels.gateway_client import Gateway
+    from ..kernels.python_env import ProjectPython
+    from ..semantic.files import ModelFiles
 
 
 async def check_python(python: ProjectPython) -> Check:
     """Which interpreter and environment the python kernel (and the shell's PATH) use here, and why."""
-    from .errors import ContextKernelError
+    from ..errors import ContextKernelError
 
     try:
         await anyio.to_thread.run_sync(python.prepare)
@@ -35,8 +37,8 @@ async def check_python(python: ProjectPython) -> Check:
 async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check]:
     """Where the javascript/typescript and R kernels load the project's packages from, and why
     (kernels/project_libraries.py). R's line runs R's startup as the kernel's (no kernel is started)."""
-    from .kernels.project_libraries import describe_node, describe_r, r_libraries, r_library_command
-    from .kernels.specs import find_spec
+    from ..kernels.project_libraries import describe_node, describe_r, r_libraries, r_library_command
+    from ..kernels.specs import find_spec
 
     # Not "javascript ..."/"r ...": a subject that starts with a language's name is that language's kernel line.
     checks = [Check("OK", "JavaScript libraries", describe_node(settings.project_dir))]
@@ -61,10 +63,10 @@ async def check_libraries(settings: Settings, env: dict[str, str]) -> list[Check
 
 async def check_language(settings: Settings, lang: Language, start: bool, kernels: KernelFactory,
                          kernel_name: str | None = None) -> Check:
-    from .errors import ContextKernelError
-    from .kernels.env import kernel_environment
-    from .kernels.install import launch_problem, launcher
-    from .kernels.specs import find_spec
+    from ..errors import ContextKernelError
+    from ..kernels.env import kernel_environment
+    from ..kernels.install import launch_problem, launcher
+    from ..kernels.specs import find_spec
 
     kernel_name = kernel_name or lang.kernel_name
     subject = f"{lang.name:<10} kernel {kernel_name}"
@@ -93,7 +95,7 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
 
 def stock_irkernel(settings: Settings) -> str | None:
     """Why the `ir` kernelspec found is not ours (IRkernel behind kernels/ir/launch.R), or None."""
-    from .kernels.specs import find_spec
+    from ..kernels.specs import find_spec
 
     # Stock IRkernel dies when an interrupt lands while it sets up a cell or sends output.
     spec = find_spec("ir", settings.kernels_dir)
@@ -107,7 +109,7 @@ def check_kernelspecs() -> list[Check]:
     """Do our kernelspecs name their interpreter, so that a Jupyter of another environment can start them?"""
     import sys
 
-    from .kernels.install import launcher, registered_for_user
+    from ..kernels.install import launcher, registered_for_user
 
     ours = [found for found in (launcher(lang.kernel_name) for lang in LANGUAGES.values()) if found]
     if not ours:
@@ -129,7 +131,7 @@ def check_kernelspecs() -> list[Check]:
 
 
 def check_sqlite() -> Check:
-    from .store.db import fts5_trigram_support, sqlite_version
+    from ..store.db import fts5_trigram_support, sqlite_version
 
     problem = fts5_trigram_support()
     if problem is None:
@@ -139,7 +141,7 @@ def check_sqlite() -> Check:
 
 def check_semantic(settings: Settings) -> Check:
     """Semantic recall: on (model verified), off by a setting, or missing/broken and how to fix it."""
-    from .semantic.status import probe
+    from ..semantic.status import probe
 
     status = probe(settings.semantic, settings.semantic_model, verify=True)
     if status.state == "on":
@@ -152,8 +154,8 @@ def _backlog(settings: Settings, files: ModelFiles | None) -> str:
     """'; N sections waiting for their vectors' (or every one embedded), read from the database."""
     if files is None or not settings.db_path.is_file():
         return ""
-    from .semantic.encoding import kinds_for, vector_model_id
-    from .store.vectors import read_backlog
+    from ..semantic.encoding import kinds_for, vector_model_id
+    from ..store.vectors import read_backlog
 
     try:
         count, size = read_backlog(settings.db_path, kinds=kinds_for(files), model=vector_model_id(files))
@@ -165,7 +167,7 @@ def _backlog(settings: Settings, files: ModelFiles | None) -> str:
 
 def home_problem(home: Path) -> str | None:
     """None when the data dir exists (or can be made) and a file can be written in it; else why not."""
-    from .datadir import private_dir
+    from ..datadir import private_dir
 
     try:
         private_dir(home)
@@ -185,8 +187,8 @@ def check_home(settings: Settings) -> Check:
 
 def check_database(settings: Settings) -> list[Check]:
     """Does the database open and pass quick_check; how big are it and the logs (retention keeps them)."""
-    from .log_files import KERNEL_LOG_GLOB
-    from .store.retention import file_size, inspect_database
+    from ..log_files import KERNEL_LOG_GLOB
+    from ..store.retention import file_size, inspect_database
 
     report = inspect_database(settings.db_path)
     mb = 1024 * 1024
@@ -214,7 +216,7 @@ def check_versions() -> Check:
     import platform
     from importlib import metadata
 
-    from . import __version__
+    from .. import __version__
 
     parts = [f"context-kernel {__version__}", f"python {platform.python_version()}"]
     for dist in ("mcp", "jupyter_client", "ipykernel", "sqlalchemy", "nbformat"):
@@ -227,8 +229,8 @@ def check_versions() -> Check:
 
 def check_hooks(settings: Settings) -> list[Check]:
     """Per client: which of its hook events call context-kernel (set up with `context-kernel setup`)."""
-    from .setup.clients import CLIENTS
-    from .setup.status import hooks_status, mcp_entry_present
+    from ..setup.clients import CLIENTS
+    from ..setup.status import hooks_status, mcp_entry_present
 
     if settings.user_home is None:
         return [Check("WARN", "hooks", "user home unknown: client settings not checked")]
@@ -262,7 +264,7 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
     checks = [check_versions(), check_home(settings), check_sqlite(), *check_database(settings),
               await anyio.to_thread.run_sync(check_semantic, settings)]
     if gateway is not None:  # every kernel runs there: the local interpreter and kernelspecs do not matter
-        from .gateway_doctor import check_gateway
+        from .gateway import check_gateway
 
         return checks + await check_gateway(settings, gateway, start, kernels) + check_hooks(settings)
     env_check = await check_python(python)  # writes the project python's kernelspec, found below
@@ -289,16 +291,29 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
     return checks
 
 
-def run_doctor(settings: Settings, kernels: KernelFactory, python: ProjectPython, start: bool = True,
-               gateway: Gateway | None = None) -> int:
-    async def checked() -> list[Check]:
-        try:
-            return await collect(settings, start, kernels, python, gateway)
-        finally:
-            if gateway is not None:
-                await gateway.aclose()
+async def run_checks(settings: Settings, *, start: bool,
+                     spares: list[tuple[str, int | None, float]] | None = None) -> list[Check]:
+    """Every check, with kernels made as the server makes them (kernels/factory.py): what ctx_doctor and
+    `context-kernel doctor` both run. `spares`: a running server's prewarmed kernels, for their line."""
+    from ..kernels.factory import kernel_factory, open_gateway, project_python
 
-    checks = anyio.run(checked)
+    python = project_python(settings)
+    gateway = open_gateway(settings)
+    try:
+        checks = await collect(settings, start, kernel_factory(settings, python, gateway), python, gateway=gateway)
+    finally:
+        if gateway is not None:
+            await gateway.aclose()
+    if spares is not None:
+        from .prewarmed import prewarmed_check
+
+        checks.append(prewarmed_check(spares))
+    return checks
+
+
+def run_doctor(settings: Settings, start: bool = True) -> int:
+    """`context-kernel doctor`: the checks printed, exit 1 if one failed."""
+    checks = anyio.run(partial(run_checks, settings, start=start))
     for check in checks:
         print(check.line(), flush=True)
     return 1 if any(c.level == "FAIL" for c in checks) else 0

@@ -7,16 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, KernelFactory, run_hello
-from .kernels.languages import LANGUAGES
+from ..kernels.factory import KernelFactory
+from ..kernels.languages import LANGUAGES
+from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, run_hello
 
 if TYPE_CHECKING:
-    from .kernels.gateway_client import Gateway
-    from .settings import Settings
+    from ..kernels.gateway_client import Gateway
+    from ..settings import Settings
 
 
 async def check_gateway(settings: Settings, gateway: Gateway, start: bool, kernels: KernelFactory) -> list[Check]:
-    from .errors import ContextKernelError
+    from ..errors import ContextKernelError
 
     try:
         info = await gateway.info()
@@ -49,7 +50,7 @@ async def check_gateway(settings: Settings, gateway: Gateway, start: bool, kerne
 
 
 async def _run_hello(settings: Settings, kernels: KernelFactory, name: str, subject: str, hello: str) -> Check:
-    from .errors import ContextKernelError
+    from ..errors import ContextKernelError
 
     try:
         failed, seconds = await run_hello(kernels(name), settings.kernel_start_timeout_s, hello)

@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .wording import counted
+from ..wording import counted
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
-    from .store.events import SourceTotals, ToolTotals
+    from ..store.events import SourceTotals, ToolTotals
 
 BYTES_PER_TOKEN = 4
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from .errors import InvalidRequest
+from ..errors import InvalidRequest
 
 SCHEME = "context-kernel://"
 EXPORTS = f"{SCHEME}exports/"
