@@ -135,7 +135,7 @@ def main() -> int:
     ap.add_argument("--only")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                    help="override a constant for this run, e.g. knowledge.service.HIT_BYTES=900 (experiments)")
+                    help="override a constant for this run, e.g. knowledge.reply.HIT_BYTES=900 (experiments)")
     args = ap.parse_args()
     for spec in args.set:
         target, _, value = spec.partition("=")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from context_kernel.knowledge.service import HIT_BYTES, KnowledgeService
+from context_kernel.knowledge.reply import HIT_BYTES
+from context_kernel.knowledge.service import KnowledgeService
 
 pytestmark = pytest.mark.anyio
 
