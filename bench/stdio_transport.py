@@ -1,4 +1,4 @@
-"""The stdio transport alone: the SDK's `stdio_server` (worker threads) against ours (tools/stdio.py,
+"""The stdio transport alone: the SDK's `stdio_server` (worker threads) against ours (serving/stdio.py,
 the loop's pipe transports), both serving the same MCPServer with one tool that returns "1".
 
 Each server is spawned once and driven by the SDK's stdio client; rounds alternate between the two
@@ -33,7 +33,7 @@ def one() -> str:
     return "1"
 
 async def ours() -> None:
-    from context_kernel.tools.stdio import serve_stdio
+    from context_kernel.serving.stdio import serve_stdio
     async with serve_stdio() as (read, write):
         await server._lowlevel_server.run(read, write, server._lowlevel_server.create_initialization_options())
 

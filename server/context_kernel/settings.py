@@ -28,6 +28,10 @@ DEFAULT_TIMEOUT_MS = 120_000
 # Warm from the first call: python plus the project's two most recent other languages.
 DEFAULT_PREWARM = 3
 MAX_TIMEOUT_MS = 3_600_000
+DEFAULT_IDLE_CULL_S = 1800.0
+DEFAULT_MAX_KERNELS = 16
+DEFAULT_PROGRESS_S = 5.0
+DEFAULT_FETCH_MAX_BODY = 50 * 1024 * 1024
 
 
 # Retention (store/retention.py says what goes): records of sessions idle this long, the database's
@@ -76,16 +80,16 @@ class Settings:
     hard_output_cap: int = DEFAULT_HARD_CAP
     default_timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = MAX_TIMEOUT_MS
-    kernel_idle_cull_s: float = 1800.0
-    max_kernels: int = 16
+    kernel_idle_cull_s: float = DEFAULT_IDLE_CULL_S
+    max_kernels: int = DEFAULT_MAX_KERNELS
     prewarm_kernels: int = 0
     """Kernels started once a client connects, before its first call: python, then the project's most
     recently used languages. The CLI's default is DEFAULT_PREWARM; 0 (the tests' default) starts none."""
-    progress_interval_s: float = 5.0
+    progress_interval_s: float = DEFAULT_PROGRESS_S
     kernel_start_timeout_s: float = 60.0
     fetch_strict: bool = False
     """CTX_FETCH_STRICT=1: also refuse loopback and private addresses (hosted or CI use)."""
-    fetch_max_body: int = 50 * 1024 * 1024
+    fetch_max_body: int = DEFAULT_FETCH_MAX_BODY
     fetch_proxy: str | None = None
     """Proxy for fetches; proxy environment variables are ignored unless the CLI is told to use them."""
     extra_kernel_env: dict[str, str] = field(default_factory=dict)

@@ -25,7 +25,7 @@ from tests.conftest import text_of
 from tests.e2e.http_harness import HTTP_TIMEOUT, HttpServer, http_server, tools_call
 from tests.e2e.stream_dropper import stream_dropper
 
-from context_kernel.tools.resumption import SessionBinding, SessionEventStore
+from context_kernel.serving.resumption import SessionBinding, SessionEventStore
 
 pytestmark = [pytest.mark.anyio]
 

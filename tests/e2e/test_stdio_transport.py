@@ -1,4 +1,4 @@
-"""The loop-native stdio transport (tools/stdio.py): the wire contract of the SDK's `stdio_server` kept.
+"""The loop-native stdio transport (serving/stdio.py): the wire contract of the SDK's `stdio_server` kept.
 
 A small MCPServer served by `serve_stdio` in a real subprocess, driven by the SDK's stdio client or by
 raw pipes; and the real `context-kernel serve` when stdout is a file (the SDK's transport then)."""
@@ -17,7 +17,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from tests.conftest import server_command, text_of
 
-from context_kernel.tools.stdio import _Lines
+from context_kernel.serving.stdio import _Lines
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +25,7 @@ SERVER = """
 import os, subprocess, sys
 import anyio
 from mcp.server.mcpserver import MCPServer
-from context_kernel.tools.stdio import serve_stdio
+from context_kernel.serving.stdio import serve_stdio
 
 server = MCPServer("probe")
 

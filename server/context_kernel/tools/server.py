@@ -40,12 +40,12 @@ from ..app import AppHolder
 from ..errors import ContextKernelError
 from ..metering import CallRecord, metering
 from ..records.published import Published
+from ..serving.stdio import serve_stdio
 from ..settings import Settings
 from . import offerings
 from .context import ServerState, holder_and_session, text_result
 from .schema import compact_schema
 from .sessions import SESSION_META_KEY, SessionIds
-from .stdio import serve_stdio
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Over stdio (and in memory) one server process serves exactly one client: the ses
 server's lifespan, or a name the client gives in `_meta["context-kernel/session"]`.
 
 Over HTTP a session is a capability, never a label: its id is derived from the credential of the
-request (the token's fingerprint, see `tools/http.py`; "anonymous" when auth is off) and from
+request (the token's fingerprint, see `serving/http.py`; "anonymous" when auth is off) and from
 something only that client holds, so naming a session id seen elsewhere (`ctx_insight`,
 `context-kernel sessions`) reaches nothing, and a client holding another token reaches none of
 this token's sessions. What identifies the client, first match wins:
@@ -18,7 +18,7 @@ this token's sessions. What identifies the client, first match wins:
    and sends back as the cookie `context-kernel-session` (clients that keep cookies, the SDK's
    httpx client among them, continue their session without doing anything) and in the reply's
    `_meta["context-kernel/session"]` (a client that keeps no cookies sends it back as 1.);
-4. nothing (an app built without `tools/http.py`): a session for this one request.
+4. nothing (an app built without `serving/http.py`): a session for this one request.
 """
 
 from __future__ import annotations

@@ -19,176 +19,27 @@ import os
 import sys
 import time
 
+from .environment import build_settings
+
 # `context-kernel hook` runs on every tool call of the agent and imports this module first: what the
 # other commands need (argparse, pathlib, logging, socket, the settings, setup) is imported where it
 # is used, and typing not at all (TYPE_CHECKING is typing's constant, which type checkers know by name).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    import socket
     from pathlib import Path
-    from typing import Any
 
-    from .settings import GatewaySettings, Settings
+    from ..settings import Settings
 
-EXIT_GRACE_S = 8.0
-PYTHON_VAR = "CONTEXT_KERNEL_PYTHON"
+__all__ = ["build_settings", "main"]
+
 PYTHON_HELP = ("the python kernel's interpreter: a python, a virtual or conda environment's directory, or a command "
                "on PATH (default: CONTEXT_KERNEL_PYTHON, else the activated environment, else the project's own "
                "environment, else the server's Python; see docs/kernels.md)")
 
 
-def _env_int(env: dict[str, str], name: str, default: int) -> int:
-    try:
-        return int(env.get(name, default))
-    except ValueError:
-        raise SystemExit(f"{name} must be an integer, got {env[name]!r}") from None
-
-
-def _env_float(env: dict[str, str], name: str, default: float) -> float:
-    try:
-        return float(env.get(name, default))
-    except ValueError:
-        raise SystemExit(f"{name} must be a number, got {env[name]!r}") from None
-
-
-def _fetch_proxy(env: dict[str, str]) -> str | None:
-    # Proxy variables are ignored unless explicitly enabled: a proxy sees every fetched URL.
-    if env.get("CONTEXT_KERNEL_FETCH_USE_PROXY", "") in ("", "0"):
-        return None
-    return env.get("HTTPS_PROXY") or env.get("https_proxy") or env.get("HTTP_PROXY") or env.get("http_proxy")
-
-
-def _python_choice(args: argparse.Namespace, env: dict[str, str]) -> tuple[str | None, str]:
-    """The explicit interpreter (`--python` wins over CONTEXT_KERNEL_PYTHON), a path made absolute here."""
-    from pathlib import Path
-
-    value, source = getattr(args, "python", None), "--python"
-    if not value:
-        value, source = env.get(PYTHON_VAR) or None, PYTHON_VAR
-    if value and (os.sep in value or value.startswith((".", "~"))):
-        value = str(Path(value).expanduser().absolute())
-    return value, source
-
-
 GATEWAY_HELP = ("run every kernel on this Jupyter Enterprise Gateway / Kernel Gateway / Jupyter Server "
                 "(http(s)://host:port; default: CONTEXT_KERNEL_GATEWAY_URL, else JUPYTER_GATEWAY_URL)")
-
-
-def _gateway(args: argparse.Namespace, env: dict[str, str]) -> GatewaySettings | None:
-    """`--gateway-url` and its auth and timeouts; the flags win over the variables (as jupyter_server names them)."""
-    from .settings import GatewaySettings
-
-    url = getattr(args, "gateway_url", None) or env.get("CONTEXT_KERNEL_GATEWAY_URL") or env.get("JUPYTER_GATEWAY_URL")
-    if not url:
-        return None
-    if not url.startswith(("http://", "https://")):
-        raise SystemExit(f"--gateway-url must start with http:// or https://, got {url!r}")
-    header: tuple[str, str] | None = None
-    raw = getattr(args, "gateway_auth_header", None) or env.get("CONTEXT_KERNEL_GATEWAY_AUTH_HEADER")
-    token = (getattr(args, "gateway_token", None) or env.get("CONTEXT_KERNEL_GATEWAY_TOKEN")
-             or env.get("JUPYTER_GATEWAY_AUTH_TOKEN"))
-    if raw:
-        name, sep, value = raw.partition(":")
-        if not sep or not name.strip():
-            raise SystemExit(f"--gateway-auth-header must be 'Name: value', got {raw!r}")
-        header = (name.strip(), value.strip())
-    elif token:
-        header = ("Authorization", f"token {token}")  # the scheme Jupyter servers accept
-    request = getattr(args, "gateway_request_timeout", None) or _env_float(
-        env, "CONTEXT_KERNEL_GATEWAY_REQUEST_TIMEOUT_S", 60.0)
-    connect = _env_float(env, "CONTEXT_KERNEL_GATEWAY_CONNECT_TIMEOUT_S", 10.0)
-    kernel_env: dict[str, str] = {}
-    for item in getattr(args, "gateway_kernel_env", None) or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise SystemExit(f"--gateway-kernel-env must be NAME=VALUE, got {item!r}")
-        kernel_env[name] = value
-    return GatewaySettings(url=url, auth_header=header, connect_timeout_s=connect, request_timeout_s=request,
-                           kernel_env=kernel_env)
-
-
-def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
-    from pathlib import Path
-
-    from .locations import claude_user_settings, data_home, project_dir, user_dirs, user_home
-    from .settings import (
-        DEFAULT_HARD_CAP,
-        DEFAULT_MAX_DB_MB,
-        DEFAULT_MAX_KERNEL_LOGS,
-        DEFAULT_PREWARM,
-        DEFAULT_RESEND_AFTER_S,
-        DEFAULT_RETENTION_DAYS,
-        DEFAULT_RETURN_BUDGET,
-        DEFAULT_TIMEOUT_MS,
-        MAX_TIMEOUT_MS,
-        Settings,
-    )
-
-    python, python_from = _python_choice(args, env)
-    return Settings(
-        home=data_home(env),
-        project_dir=project_dir(env, explicit=getattr(args, "project", None)),
-        return_budget=_env_int(env, "CONTEXT_KERNEL_RETURN_BUDGET", DEFAULT_RETURN_BUDGET),
-        hard_output_cap=_env_int(env, "CONTEXT_KERNEL_OUTPUT_CAP", DEFAULT_HARD_CAP),
-        default_timeout_ms=_env_int(env, "CONTEXT_KERNEL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
-        max_timeout_ms=_env_int(env, "CONTEXT_KERNEL_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS),
-        kernel_idle_cull_s=float(_env_int(env, "CONTEXT_KERNEL_IDLE_CULL_S", 1800)),
-        max_kernels=getattr(args, "max_kernels", None) or _env_int(env, "CONTEXT_KERNEL_MAX_KERNELS", 16),
-        prewarm_kernels=_env_int(env, "CONTEXT_KERNEL_PREWARM", DEFAULT_PREWARM),
-        progress_interval_s=float(env.get("CONTEXT_KERNEL_PROGRESS_S", "5")),
-        fetch_strict=env.get("CTX_FETCH_STRICT", "") not in ("", "0"),
-        fetch_max_body=_env_int(env, "CONTEXT_KERNEL_FETCH_MAX_BYTES", 50 * 1024 * 1024),
-        fetch_proxy=_fetch_proxy(env),
-        base_env=dict(env),
-        user_home=user_home(env),
-        claude_settings=claude_user_settings(env),
-        client_dirs=user_dirs(env),
-        retention_days=_env_float(env, "CONTEXT_KERNEL_RETENTION_DAYS", DEFAULT_RETENTION_DAYS),
-        resend_after_s=_env_float(env, "CONTEXT_KERNEL_RESEND_AFTER_S", DEFAULT_RESEND_AFTER_S),
-        max_db_mb=_env_int(env, "CONTEXT_KERNEL_MAX_DB_MB", DEFAULT_MAX_DB_MB),
-        max_kernel_logs=_env_int(env, "CONTEXT_KERNEL_MAX_KERNEL_LOGS", DEFAULT_MAX_KERNEL_LOGS),
-        python=python,
-        python_from=python_from,
-        semantic=env.get("CONTEXT_KERNEL_SEMANTIC", "1").strip().lower() not in ("0", "off", "false", "no"),
-        semantic_model=Path(env["CONTEXT_KERNEL_SEMANTIC_MODEL"]).expanduser()
-        if env.get("CONTEXT_KERNEL_SEMANTIC_MODEL") else None,
-        semantic_nice=min(19, max(0, _env_int(env, "CONTEXT_KERNEL_SEMANTIC_NICE", 19))),
-        gateway=_gateway(args, env),
-    )
-
-
-def _hard_exit_later(seconds: float) -> None:
-    # Shutdown is bounded: if a kernel or the SDK hangs on the way out, leave anyway.
-    import threading
-
-    timer = threading.Timer(seconds, lambda: os._exit(0))
-    timer.daemon = True
-    timer.start()
-
-
-async def _serve(settings: Settings, args: argparse.Namespace, listener: socket.socket | None) -> None:
-    import signal
-
-    import anyio
-
-    from .tools.server import create_server
-
-    server = create_server(settings, transport=args.transport)
-    if listener is not None:
-        await _serve_http(server, settings, args, listener)
-        return
-    async with anyio.create_task_group() as tg:
-        async def on_signal() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
-                async for _ in signals:
-                    _hard_exit_later(EXIT_GRACE_S)
-                    tg.cancel_scope.cancel()
-                    return
-
-        tg.start_soon(on_signal)
-        await server.run_stdio_async()  # returns when the client closes stdin
-        tg.cancel_scope.cancel()
 
 
 def _port(text: str) -> int:
@@ -206,62 +57,11 @@ def _port(text: str) -> int:
     return port
 
 
-def _listen(host: str, port: int) -> socket.socket | str:
-    """The HTTP transport's listening socket, bound here so that a port in use is one line, not uvicorn's traceback."""
-    import errno
-    import socket
-
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-    except (OSError, UnicodeError) as exc:
-        return f"cannot listen on {host}: {exc}; give an address of this machine with --host"
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts need no wait
-        sock.bind(address)
-        sock.listen(socket.SOMAXCONN)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            return (f"port {port} on {host} is already in use (another `context-kernel serve`?); stop it, or "
-                    "choose another with --port (--port 0 takes a free one and prints it)")
-        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
-    return sock
-
-
-async def _serve_http(server: Any, settings: Settings, args: argparse.Namespace, listener: socket.socket) -> None:
-    import anyio
-    import uvicorn
-
-    from .security.http_token import TokenFile
-    from .tools.http import http_app, start_notes
-
-    host, port = args.host, args.port
-    token = None if args.no_auth else TokenFile(settings.http_token_file)
-    app = http_app(server, bind=host, token=token, hosts=args.allowed_host, origins=args.allowed_origin)
-    for line in start_notes(host, port, token=token, remote=args.allow_remote, hosts=args.allowed_host):
-        print(line, file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-    web = uvicorn.Server(config)
-
-    async def announce() -> None:
-        # One line on stderr once the socket is bound, so scripts (and tests) know where to connect.
-        while not web.started:  # noqa: ASYNC110 - uvicorn sets a flag, it offers no event to wait on
-            await anyio.sleep(0.02)
-        bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
-        print(f"context-kernel listening on http://{host}:{bound}/mcp", file=sys.stderr, flush=True)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(announce)
-        await web.serve(sockets=[listener])
-        tg.cancel_scope.cancel()
-
-
 def _gateway_unusable(command: str, settings: Settings) -> bool:
     """True, having said why and what to install, when a gateway is asked for that this install cannot use."""
     if settings.gateway is None:
         return False
-    from .kernels.gateway_client import missing_client
+    from ..kernels.gateway_client import missing_client
 
     problem = missing_client()
     if problem:
@@ -271,62 +71,21 @@ def _gateway_unusable(command: str, settings: Settings) -> bool:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
-    import signal
-
-    import anyio
-
-    from .lifeline import die_with_parent
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="context-kernel %(levelname)s %(message)s")
-    from .security.log_redaction import install
+    from ..security.log_redaction import install
 
     install()  # clients keep our stderr in their log files: nothing goes there with its secrets
     settings = build_settings(args, dict(os.environ))
     if _gateway_unusable("serve", settings):
         return 2
-    from .doctor import home_problem
+    from ..serving.serve import serve
 
-    problem = home_problem(settings.home)
-    if problem:  # a read-only home: say so in one line (a client shows it) rather than die with a traceback
-        print(f"context-kernel serve: {problem}", file=sys.stderr)
-        return 2
-    # Every path is absolute from here on; the data dir is a working directory that cannot vanish
-    # under us (a re-clone deletes the project dir the client started us in, and jupyter_client
-    # calls os.getcwd() for every kernel it starts).
-    os.chdir(settings.home)
-    if args.transport == "http":
-        from .tools.http import start_refusal
-
-        refusal = start_refusal(args.host, allow_remote=args.allow_remote, auth=not args.no_auth,
-                                token_file=settings.http_token_file)
-        if refusal:
-            print(f"context-kernel serve: {refusal}", file=sys.stderr)
-            return 2
-    listener: socket.socket | None = None
-    if args.transport == "http":
-        bound = _listen(args.host, args.port)
-        if isinstance(bound, str):
-            print(f"context-kernel serve: {bound}", file=sys.stderr)
-            return 2
-        listener = bound
-    else:
-        # Over stdio the parent is the client: when it dies without closing our stdin, stop cleanly.
-        # Over HTTP the server is a service of its own (`nohup … &` from a shell that then exits).
-        die_with_parent(signal.SIGTERM)
-    from .hooks.liveness import clear, mark_alive
-
-    # Hooks redirect the agent to ctx tools only while this file says a server is up.
-    alive = mark_alive(settings.home, settings.project_dir)
-    try:
-        anyio.run(_serve, settings, args, listener)
-    finally:
-        clear(alive)
-    _hard_exit_later(EXIT_GRACE_S)
-    return 0
+    return serve(settings, args)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor import run_doctor
+    from ..doctor import run_doctor
 
     settings = build_settings(args, dict(os.environ))
     if _gateway_unusable("doctor", settings):
@@ -338,8 +97,8 @@ async def _fetch(settings: Settings, urls: list[str], source: str | None, force:
                  concurrency: int) -> int:
     from tqdm import tqdm
 
-    from .app import AppHolder
-    from .web.outcomes import FetchRequest, render_many, render_one
+    from ..app import AppHolder
+    from ..web.outcomes import FetchRequest, render_many, render_one
 
     requests = [FetchRequest(u, source if len(urls) == 1 else None) for u in urls]
 
@@ -362,7 +121,7 @@ async def _fetch(settings: Settings, urls: list[str], source: str | None, force:
 def cmd_fetch(args: argparse.Namespace) -> int:
     import anyio
 
-    from .errors import ContextKernelError
+    from ..errors import ContextKernelError
 
     settings = build_settings(args, dict(os.environ))
     try:
@@ -373,7 +132,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 async def _sessions(settings: Settings) -> int:
-    from .app import AppHolder
+    from ..app import AppHolder
 
     async with AppHolder(settings) as holder:
         rows = await (await holder.get()).export.sessions()
@@ -390,8 +149,8 @@ async def _sessions(settings: Settings) -> int:
 
 
 async def _export(settings: Settings, session: str | None, out: str | None, html: bool, redact: bool = False) -> int:
-    from .app import AppHolder
-    from .errors import ContextKernelError
+    from ..app import AppHolder
+    from ..errors import ContextKernelError
 
     async with AppHolder(settings) as holder:
         app = await holder.get()
@@ -412,8 +171,8 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
 
 
 async def _insight(settings: Settings, page: Path | None) -> int:
-    from .app import AppHolder
-    from .wording import counted
+    from ..app import AppHolder
+    from ..wording import counted
 
     async with AppHolder(settings) as holder:
         done = await (await holder.get()).records.insight(page)
@@ -446,8 +205,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .errors import ContextKernelError
-    from .notebooks.replay import KernelPlace, replay
+    from ..errors import ContextKernelError
+    from ..notebooks.replay import KernelPlace, replay
 
     path = Path(args.notebook)
     if not path.is_file():
@@ -460,7 +219,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         run_one = None
         if settings.gateway is not None:
-            from .notebooks.gateway_replay import on_gateway
+            from ..notebooks.gateway_replay import on_gateway
 
             run_one = on_gateway(settings.gateway)
         report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one)
@@ -474,9 +233,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_kernels_install(args: argparse.Namespace) -> int:
-    from .errors import ContextKernelError
-    from .kernels.files import kernel_files
-    from .kernels.install import (
+    from ..errors import ContextKernelError
+    from ..kernels.files import kernel_files
+    from ..kernels.install import (
         install_ir_kernelspec,
         install_kernelspecs,
         irkernel_available,
@@ -516,7 +275,7 @@ def cmd_kernels_install(args: argparse.Namespace) -> int:
 def cmd_token(args: argparse.Namespace) -> int:
     import json
 
-    from .security.http_token import TokenFileError, ensure_token, write_token
+    from ..security.http_token import TokenFileError, ensure_token, write_token
 
     path = build_settings(args, dict(os.environ)).http_token_file
     try:
@@ -543,7 +302,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def _hook(client: str, event: str) -> int:
     # Runs on every tool call of the agent: the hook path imports the standard library only.
-    from .hooks import hook_cli
+    from ..hooks import hook_cli
 
     stdin_text, problem = hook_cli.read_stdin(sys.stdin.buffer)  # bounded: a client may never close it
     # may_detach: a real hook process, whose client may stop waiting before its recording is done.
@@ -565,10 +324,10 @@ def _console_script() -> str:
 def cmd_setup(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .locations import data_home, user_dirs, user_home
-    from .settings import HTTP_TOKEN_FILE
-    from .setup.cli import run
-    from .setup.installation import in_uv_cache, this_installation
+    from ..locations import data_home, user_dirs, user_home
+    from ..settings import HTTP_TOKEN_FILE
+    from ..setup.cli import run
+    from ..setup.installation import in_uv_cache, this_installation
 
     env = dict(os.environ)
     lasting = this_installation().lasting_install() if in_uv_cache(sys.prefix) else None
@@ -598,9 +357,9 @@ def main(argv: list[str] | None = None) -> int:
         return _hook(words[1], words[2])
     import argparse
 
-    from .cli_help import DefaultsShown, VersionAction
-    from .clients import CLIENT_NAMES
-    from .setup.cli import add_parsers as add_setup_parsers
+    from ..clients import CLIENT_NAMES
+    from ..setup.cli import add_parsers as add_setup_parsers
+    from .help import DefaultsShown, VersionAction
 
     parser = argparse.ArgumentParser(prog="context-kernel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

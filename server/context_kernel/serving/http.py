@@ -42,8 +42,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..security.http_token import TokenFile, TokenFileError, ensure_token
+from ..tools.sessions import SESSION_COOKIE, session_cookie
 from .resumption import RETRY_INTERVAL_MS, SessionBinding, SessionEventStore
-from .sessions import SESSION_COOKIE, session_cookie
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """How the command line shows its help and version: the argparse pieces `cli.main` builds its parser with.
 
-Apart from cli.py because argparse is imported only when a parser is built, and the hooks (one
+Apart from cli/__init__.py because argparse is imported only when a parser is built, and the hooks (one
 process per tool call of the agent) never build one.
 """
 
