@@ -162,7 +162,7 @@ def test_no_import_circle_among_our_modules() -> None:
 # the standard library and each other only (the hook path's budget has no room for more).
 STDLIB_ONLY = (
     "context_kernel.clients", "context_kernel.locations", "context_kernel.errors", "context_kernel.metering",
-    "context_kernel.lifeline", "context_kernel.file_content", "context_kernel.kernels.supervisor",
+    "context_kernel.lifeline", "context_kernel.kernels.file_content", "context_kernel.kernels.supervisor",
     "context_kernel.hooks.hook_cli", "context_kernel.hooks.model", "context_kernel.hooks.routing",
     "context_kernel.hooks.liveness", "context_kernel.hooks.spool", "context_kernel.hooks.nudges",
     "context_kernel.hooks.extract", "context_kernel.hooks.adapters", "context_kernel.hooks.compaction",

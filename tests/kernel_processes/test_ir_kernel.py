@@ -17,7 +17,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from kernel_harness import Kernel, StartKernel, busy, running, stream_named
 
-from context_kernel.file_content import R_PRELUDE_LINES, r_file_prelude, r_string_literal
+from context_kernel.kernels.file_content import R_PRELUDE_LINES, r_file_prelude, r_string_literal
 
 pytestmark = pytest.mark.anyio
 CELL_TIMEOUT = 20.0

@@ -1,6 +1,6 @@
 """The hash ctx_execute_file records for the file a cell read (export and replay name it).
 
-What defines FILE_CONTENT in each language lives in `context_kernel.file_content`.
+What defines FILE_CONTENT in each language lives in `context_kernel.kernels.file_content`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """FILE_CONTENT for a kernel that cannot see the server's disk (one on a kernel gateway).
 
 ctx_execute_file reads the file here and sends its text inside a silent cell of the kernel's
-language, defining what file_content.py's preambles define by reading the file in the kernel:
+language, defining what kernels/file_content.py's preambles define by reading the file in the kernel:
 FILE_CONTENT_PATH and file_path (the path on the server, for messages) and FILE_CONTENT.
 """
 
@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 
 from ..errors import InvalidRequest
-from ..file_content import r_string_literal
+from ..kernels.file_content import r_string_literal
 
 # Jupyter Server refuses WebSocket messages over 10 MB (tornado's websocket_max_message_size); the
 # text travels inside one, JSON-escaped.

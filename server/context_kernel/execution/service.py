@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 
 from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
-from ..file_content import preamble
 from ..kernels.backend import Kernel
+from ..kernels.file_content import preamble
 from ..kernels.languages import SHELL_KERNEL, Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
 from ..kernels.python_env import ProjectPython

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from context_kernel.file_content import shell_preamble
+from context_kernel.kernels.file_content import shell_preamble
 from context_kernel.lifeline import cell_child_setup, descendants
 
 INTERRUPT_GRACE = 0.5  # s after SIGINT before every process of the cell gets SIGINT itself

@@ -2,7 +2,7 @@
 
 At run time the server gives a file cell FILE_CONTENT, FILE_CONTENT_PATH and file_path in two
 ways: kernels we did not write (ipykernel, IRkernel) get a silent preamble cell in their own
-language (file_content.py); our own kernels (shell, JavaScript/TypeScript, the script
+language (kernels/file_content.py); our own kernels (shell, JavaScript/TypeScript, the script
 languages) define them from the cell metadata `context_kernel.file_path`. nbclient sends no cell
 metadata with an execute request, so an exported cell has to define them in its own source:
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..file_content import node_preamble, shell_preamble
-from ..file_content import preamble as server_preamble
 from ..kernel_processes.script_languages import LANGUAGES as SCRIPT_LANGUAGES
+from ..kernels.file_content import node_preamble, shell_preamble
+from ..kernels.file_content import preamble as server_preamble
 
 
 def with_file_preamble(language: str, code: str, path: str, digest: str | None) -> str | None:
