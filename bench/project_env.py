@@ -28,7 +28,8 @@ import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from context_kernel.kernels.python_env import build_overlay, find_project_python
+from context_kernel.kernels.overlay import build_overlay
+from context_kernel.kernels.python_env import find_project_python
 
 COLD_TIMEOUT_S = 180.0
 

@@ -12,13 +12,8 @@ import pytest
 from tests.pythonenvs import add_package, make_venv, other_minor_python, site_packages, tree_state
 
 from context_kernel.errors import KernelUnavailable
-from context_kernel.kernels.python_env import (
-    ProjectPython,
-    build_overlay,
-    conflicts_with,
-    find_project_python,
-    lent_distributions,
-)
+from context_kernel.kernels.overlay import build_overlay, conflicts_with, lent_distributions
+from context_kernel.kernels.python_env import ProjectPython, find_project_python
 
 
 def python_of(project: Path, home: Path, env: dict[str, str] | None = None, **kw: object) -> ProjectPython:

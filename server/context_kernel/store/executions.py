@@ -243,6 +243,18 @@ class ExecutionRepository:
                 yield json.loads(data)
 
 
+def delete_session_records(conn: Writes, session_ids: list[str]) -> int:
+    """Delete sessions with their executions (their outputs go with them: ON DELETE CASCADE) and what
+    search sent them, inside the caller's write transaction; how many executions went. Used by ctx_purge
+    (store/knowledge.py) and by retention (store/retention.py), which delete their indexed sources themselves."""
+    executions = 0
+    for sid in session_ids:
+        conn.execute(text("DELETE FROM sent_chunks WHERE session_id = :s"), {"s": sid})
+        executions += conn.execute(text("DELETE FROM executions WHERE session_id = :s"), {"s": sid}).rowcount or 0
+        conn.execute(text("DELETE FROM sessions WHERE id = :s"), {"s": sid})
+    return executions
+
+
 def _row(row: Any) -> ExecutionRow:
     fields = ExecutionRow.__dataclass_fields__
     values = {name: row[name] for name in fields}

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Engine, bindparam, text
 
 from ..knowledge.model import Chunk
 from .db import write
+from .executions import delete_session_records
 
 
 @dataclass(frozen=True)
@@ -349,11 +350,7 @@ class KnowledgeRepository:
                 where, params = "project_dir = :v", {"v": project_dir}
                 sessions = [r[0] for r in conn.execute(text("SELECT id FROM sessions WHERE project_dir = :v"), params)]
             sources = delete_sources_where(conn, where, params)
-            executions = 0
-            for sid in sessions:
-                executions += conn.execute(text("DELETE FROM executions WHERE session_id = :s"), {"s": sid}).rowcount
-                conn.execute(text("DELETE FROM sent_chunks WHERE session_id = :s"), {"s": sid})
-                conn.execute(text("DELETE FROM sessions WHERE id = :s"), {"s": sid})
+            executions = delete_session_records(conn, sessions)
         return {"sources": sources, "executions": executions, "sessions": len(sessions)}
 
 

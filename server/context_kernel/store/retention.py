@@ -27,6 +27,7 @@ from sqlalchemy import Connection, Engine, text
 from ..log_files import DAY_S, prune_logs
 from ..wording import counted
 from .db import Database, write
+from .executions import delete_session_records
 from .knowledge import delete_sources_where
 
 # Sessions active this recently are never removed to make room.
@@ -116,11 +117,7 @@ def _remove_sessions(engine: Engine, sessions: list[str], done: Pruned) -> None:
             for sid in sessions[start:start + SESSIONS_PER_TRANSACTION]:
                 done.sources += delete_sources_where(
                     conn, "session_id = :s AND kind IN ('execution', 'batch')", {"s": sid})
-                conn.execute(text("DELETE FROM sent_chunks WHERE session_id = :s"), {"s": sid})
-                # Outputs go with their executions (ON DELETE CASCADE).
-                done.executions += conn.execute(
-                    text("DELETE FROM executions WHERE session_id = :s"), {"s": sid}).rowcount or 0
-                conn.execute(text("DELETE FROM sessions WHERE id = :s"), {"s": sid})
+                done.executions += delete_session_records(conn, [sid])
                 done.sessions += 1
 
 
