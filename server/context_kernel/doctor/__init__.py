@@ -13,9 +13,9 @@ from ..kernels.factory import KernelFactory
 from ..kernels.languages import LANGUAGES, Language, fix_for
 from ..settings import Settings
 from ..wording import counted
-from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, run_hello
+from .checks import KERNEL_CHECK_CONCURRENCY, Check, run_hello
 
-__all__ = ["HELLO", "Check", "KernelFactory", "collect", "run_checks", "run_doctor"]
+__all__ = ["Check", "KernelFactory", "collect", "run_checks", "run_doctor"]
 
 if TYPE_CHECKING:  # jupyter_client: only once a kernel is checked
     from ..kernels.gateway_client import Gateway
@@ -83,8 +83,8 @@ async def check_language(settings: Settings, lang: Language, start: bool, kernel
         return Check("FAIL", subject, problem)
     if not start:
         return Check("OK", subject, "kernelspec installed (not started: --no-start)")
-    try:  # the kernel is made as the server makes its kernels (app.kernel_factory)
-        failed, seconds = await run_hello(kernels(kernel_name), settings.kernel_start_timeout_s, HELLO[lang.name])
+    try:  # the kernel is made as the server makes its kernels (kernels/factory.py)
+        failed, seconds = await run_hello(kernels(kernel_name), settings.kernel_start_timeout_s, lang.hello)
     except ContextKernelError as exc:
         return Check("FAIL", subject, f"{exc.message[:300]} — {fix_for(lang, exc.message)}")
     if failed is None:

@@ -13,12 +13,6 @@ if TYPE_CHECKING:
 # Kernel checks run a few at a time: twelve kernels starting at once on a 2-core machine time out.
 KERNEL_CHECK_CONCURRENCY = 3
 
-HELLO: dict[str, str] = {
-    "python": "print('ok')", "shell": "echo ok", "r": "cat('ok\\n')", "javascript": "console.log('ok')",
-    "typescript": "const s: string = 'ok'; console.log(s)", "ruby": "puts 'ok'", "go": 'fmt.Println("ok")',
-    "rust": 'println!("ok");', "php": "echo \"ok\\n\";", "perl": 'print "ok\\n";', "elixir": 'IO.puts "ok"',
-    "csharp": 'Console.WriteLine("ok");',
-}
 
 
 @dataclass

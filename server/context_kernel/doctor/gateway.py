@@ -9,7 +9,7 @@ import anyio
 
 from ..kernels.factory import KernelFactory
 from ..kernels.languages import LANGUAGES
-from .checks import HELLO, KERNEL_CHECK_CONCURRENCY, Check, run_hello
+from .checks import KERNEL_CHECK_CONCURRENCY, Check, run_hello
 
 if TYPE_CHECKING:
     from ..kernels.gateway_client import Gateway
@@ -35,8 +35,8 @@ async def check_gateway(settings: Settings, gateway: Gateway, start: bool, kerne
     async def one(name: str, spec: dict[str, Any]) -> None:
         language = by_kernel.get(name) or str(spec.get("language", "")).lower()
         subject = f"{language or '?':<10} kernel {name} (gateway)"
-        hello = HELLO.get(language)
-        if not start or hello is None:
+        hello = LANGUAGES[language].hello if language in LANGUAGES else ""
+        if not start or not hello:
             why = "not started: --no-start" if not start else "no test line for this language"
             results[name] = Check("OK", subject, f"offered by the gateway ({why})")
             return

@@ -18,7 +18,6 @@ import anyio
 
 from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
 from ..kernels.backend import Kernel
-from ..kernels.file_content import preamble
 from ..kernels.languages import SHELL_KERNEL, Language, language_for_kernel, resolve_language
 from ..kernels.pool import KernelPool
 from ..kernels.python_env import ProjectPython
@@ -34,7 +33,7 @@ from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
-from .remote_files import content_preamble, read_for_remote
+from .remote_files import read_for_remote
 from .reply import shape_reply
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress
@@ -238,14 +237,15 @@ class ExecutionService:
                                 deadline: float) -> None:
         if not kernel.sees_server_files:  # on a gateway: the content travels with the cell
             text = await anyio.to_thread.run_sync(read_for_remote, path)
-            code = content_preamble(language.name, str(path), text) if language else None
+            code = language.file_text_code(str(path), text) if language and language.file_text_code else None
             if code is None:
                 raise InvalidRequest(f"ctx_execute_file cannot give a file's content to a "
                                      f"{language.name if language else kernel.kernel_name} kernel on a gateway",
                                      hint="read the file in python, r, shell or javascript, or use ctx_execute "
                                           "with the data inline")
         else:
-            code = preamble(language.name, str(path)) if language else None
+            code = (language.file_code(str(path)) if language and language.file_code and language.file_code_sent_first
+                    else None)
         if code is None:
             return  # the kernel defines them from the cell metadata
         scratch = OutputCollector(4096, 1 << 20)

@@ -3,7 +3,7 @@ file_path before a ctx_execute_file cell runs — the one home of these definiti
 
 Who runs which:
 - python, r: the server sends the preamble as a silent cell before the agent's code (kernels we
-  did not write cannot read our cell metadata); `preamble()` gives it.
+  did not write cannot read our cell metadata); their Language entry says so (kernels/languages.py).
 - shell: our bash kernel runs `shell_preamble(path, in_kernel=True)` in front of the cell.
 - javascript, typescript: our node driver defines the same globals (`defineFileGlobals` in
   kernel_processes/node_driver.js); `node_preamble()` is that code for an exported cell.
@@ -108,10 +108,23 @@ def node_preamble(path: str) -> str:
     )
 
 
-_SERVER_SENT = {"python": python_preamble, "r": r_file_prelude}
+# From the file's text instead of its path: for a kernel that cannot see the server's disk (on a kernel
+# gateway), which gets the text inside the silent cell (execution/remote_files.py reads it).
+
+def python_text_preamble(path: str, text: str) -> str:
+    return f"FILE_CONTENT_PATH = file_path = {path!r}\nFILE_CONTENT = {text!r}\n"
 
 
-def preamble(language: str, path: str) -> str | None:
-    """The cell the server sends first for `language`, or None when the kernel defines them itself."""
-    make = _SERVER_SENT.get(language)
-    return make(path) if make else None
+def r_text_prelude(path: str, text: str) -> str:
+    return (f"FILE_CONTENT_PATH <- {r_string_literal(path)}; file_path <- FILE_CONTENT_PATH; "
+            f"FILE_CONTENT <- {r_string_literal(text)}; Encoding(FILE_CONTENT) <- \"UTF-8\"\n")
+
+
+def shell_text_preamble(path: str, text: str) -> str:
+    p = shlex.quote(path)
+    return f"FILE_CONTENT_PATH={p} file_path={p} FILE_CONTENT={shlex.quote(text)}\n"
+
+
+def node_text_preamble(path: str, text: str) -> str:
+    return (f"globalThis.FILE_CONTENT_PATH = globalThis.file_path = {json.dumps(path)};\n"
+            f"globalThis.FILE_CONTENT = {json.dumps(text)};\n")

@@ -236,7 +236,7 @@ def _source(row: ExecutionRow) -> str:
     code = row.code
     if row.file_path:
         lang = language_for_kernel(row.kernel_name or "")
-        with_file = with_file_preamble(lang.name, code, row.file_path, row.file_hash) if lang else None
+        with_file = with_file_preamble(lang, code, row.file_path, row.file_hash) if lang else None
         code = with_file if with_file is not None else code
     if row.tool == BATCH_TOOL:
         label = batch_label(row.note)

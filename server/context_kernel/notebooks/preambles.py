@@ -18,36 +18,19 @@ come before `<?php` (the preamble stays on the `<?php` line instead).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..kernel_processes.script_languages import LANGUAGES as SCRIPT_LANGUAGES
-from ..kernels.file_content import node_preamble, shell_preamble
-from ..kernels.file_content import preamble as server_preamble
+from ..kernels.languages import Language
 
 
-def with_file_preamble(language: str, code: str, path: str, digest: str | None) -> str | None:
+def with_file_preamble(language: Language, code: str, path: str, digest: str | None) -> str | None:
     """The cell's source with FILE_CONTENT defined first, or None for a language we cannot do."""
     note = f"context-kernel: FILE_CONTENT from {path} ({digest or 'no hash'})"
-    if language in ("python", "r"):
-        head = server_preamble(language, path)
-        return f"# {note}\n{head.rstrip()}\n{code}" if head else None
-    own = _OWN_KERNELS.get(language)
-    if own is not None:
-        comment, make = own
-        return f"{comment} {note}\n{make(path)}{code}"
-    script = SCRIPT_LANGUAGES.get(language)
+    if language.file_code is not None:
+        return f"{language.comment or '#'} {note}\n{language.file_code(path).rstrip()}\n{code}"
+    script = SCRIPT_LANGUAGES.get(language.name)
     if script is None:
         return None
     program = script.build(code, path, "")
     # Ruby loads its preamble from a second file (`ruby -r`); a notebook cell is one source.
     source = "".join(program.extra_files.values()) + program.source
-    marker = _SCRIPT_COMMENTS.get(language)
-    return f"{marker} {note}\n{source}" if marker else source
-
-
-_OWN_KERNELS: dict[str, tuple[str, Callable[[str], str]]] = {
-    "shell": ("#", shell_preamble),
-    "javascript": ("//", node_preamble),
-    "typescript": ("//", node_preamble),
-}
-_SCRIPT_COMMENTS = {"ruby": "#", "perl": "#", "elixir": "#", "go": "//", "rust": "//", "csharp": "//"}
+    return f"{language.comment} {note}\n{source}" if language.comment else source
