@@ -263,7 +263,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
     await fetch.remove_stale()  # fetched content older than 14 days goes when the server starts
     return App(
         settings=settings, execution=execution, knowledge=knowledge,
-        batch=BatchService(execution=execution, knowledge=knowledge, pool=pool), fetch=fetch,
+        batch=BatchService(execution=execution, knowledge=knowledge, pool=pool, guard=guard), fetch=fetch,
         export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
                              export_dir=settings.export_dir, kernels_dir=settings.kernels_dir),
         records=RecordService(db=db, executions=executions, events=ground.events, knowledge=knowledge,

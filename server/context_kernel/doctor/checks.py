@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from ..kernels.backend import Kernel
@@ -29,22 +29,14 @@ async def run_hello(kernel: Kernel, start_timeout_s: float, code: str) -> tuple[
     """Start `kernel`, run `code` (which prints `ok`) and shut it down: (None, seconds) when it printed
     ok, else (what it printed or raised instead, seconds). A kernel that cannot start raises
     ContextKernelError."""
-    from ..execution.collector import OutputCollector
-    from ..execution.runner import CellRun
+    from ..execution.runner import run_quietly
 
     began = time.monotonic()
     try:
         await kernel.start(start_timeout_s)
-        collector = OutputCollector(4096, 1 << 20)
-
-        async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
-            return None
-
-        run = CellRun(kernel, collector, discard)
-        run.send(code)
-        finished = await run.wait(time.monotonic() + 60)
+        collector, outcome = await run_quietly(kernel, code, time.monotonic() + 60)
         out = collector.stdout.render().strip()
-        if finished and out == "ok":
+        if outcome is not None and out == "ok":
             return None, time.monotonic() - began
         detail = out or collector.stderr_text.strip() or (collector.error or {}).get("evalue", "no output")
         return str(detail), time.monotonic() - began

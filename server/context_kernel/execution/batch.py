@@ -25,6 +25,7 @@ from ..knowledge.model import Chunk
 from ..knowledge.service import KnowledgeService
 from ..knowledge.terms import is_distinctive, stem, words
 from ..metering import count
+from ..security.call_guard import DenyGuard
 from ..wording import counted
 from .requests import Command, ExecuteRequest, SessionRef
 from .service import ExecutionService
@@ -43,19 +44,21 @@ class CommandResult:
 
 
 class BatchService:
-    def __init__(self, *, execution: ExecutionService, knowledge: KnowledgeService, pool: KernelPool) -> None:
+    def __init__(self, *, execution: ExecutionService, knowledge: KnowledgeService, pool: KernelPool,
+                 guard: DenyGuard | None = None) -> None:
         self._execution = execution
         self._knowledge = knowledge
         self._pool = pool
+        self._guard = guard
 
     async def run(self, commands: list[Command], queries: list[str], *, session: SessionRef, concurrency: int = 1,
                   timeout_ms: int | None = None, query_scope: str = "batch") -> str:
         check_batch(len(commands), MAX_COMMANDS, concurrency, noun="commands",
                     example="commands=[{label, command}, ...]")
         timeout, _ = self._execution.clamp_timeout(timeout_ms)
-        if self._execution.guard is not None:
+        if self._guard is not None:
             for c in commands:  # one denied command refuses the batch before anything runs
-                self._execution.guard.check_shell(c.command)
+                self._guard.check_shell(c.command)
         results = [CommandResult(c) for c in commands]
         started = time.monotonic()
         if concurrency == 1:

@@ -23,10 +23,12 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 
-from ..errors import StoreError
+from ..errors import ContextKernelError, StoreError
 from ..security.record_redaction import redacted_end, redacted_outputs, redacted_start, text_size
 from ..store.db import Database
 from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart
+from .reply import ShapedReply
+from .runner import CellOutcome
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +143,54 @@ class CellRecord:
         problem, lost = await self.recorder.finish(self.exec_id, end, outputs)
         self.problem = self.problem or problem
         self.lost_outputs += lost
+
+    # -- how a call ends: every path of execution/service.py ends in one of these -------------------
+
+    async def refused(self, exc: ContextKernelError, text: str) -> None:
+        """Refused before it ran (a denied command, a path outside the project); `text` is the agent's reply."""
+        await self.finish(ExecutionEnd(status="refused", error_name=type(exc).__name__, error_value=exc.message,
+                                       returned_text=text, returned_kind="refused", bytes_returned=len(text.encode()),
+                                       note=text))
+
+    async def kernel_failed(self, exc: ContextKernelError, text: str) -> None:
+        """No kernel could be had (it would not start, the runtime is missing); `text` is the agent's reply."""
+        await self.finish(ExecutionEnd(status="error", error_name=type(exc).__name__, error_value=exc.message,
+                                       returned_text=text, returned_kind="full", bytes_returned=len(text.encode())))
+
+    async def cancelled(self, bytes_produced: int) -> None:
+        """The call was cancelled while the cell ran (the client went away, the server stopped)."""
+        await self.finish(ExecutionEnd(status="interrupted", bytes_produced=bytes_produced,
+                                       note="cancelled while it ran (the client went away or the server stopped)"))
+
+    async def running(self, kernel_instance: str | None, bytes_produced: int, reply: ShapedReply) -> None:
+        """A background cell, answered while it runs on (background_done ends it)."""
+        await self.finish(ExecutionEnd(status="running", kernel_instance=kernel_instance, bytes_produced=bytes_produced,
+                                       bytes_returned=len(reply.text.encode()), returned_text=reply.text,
+                                       returned_kind=reply.kind))
+
+    async def background_done(self, outcome: CellOutcome, bytes_produced: int, reply: ShapedReply) -> None:
+        """A background cell's end; the reply it records is the one sent when it started."""
+        await self.finish(ExecutionEnd(
+            status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
+            execution_count=outcome.execution_count, bytes_produced=bytes_produced,
+            bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
+            note="background cell; the reply was sent before it finished"))
+
+    async def completed(self, outcome: CellOutcome, kernel_instance: str | None, bytes_produced: int,
+                        reply: ShapedReply, note: str | None) -> None:
+        """A cell that ran to its end (ok, error, timeout, died) and the reply the agent got."""
+        await self.finish(ExecutionEnd(
+            status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
+            execution_count=outcome.execution_count, kernel_instance=kernel_instance, bytes_produced=bytes_produced,
+            bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind, note=note))
+
+    async def batch_done(self, outcome: CellOutcome, kernel_instance: str | None, bytes_produced: int,
+                         note: str) -> None:
+        """A batch command: its output was indexed and the batch's reply carries search results."""
+        await self.finish(ExecutionEnd(
+            status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
+            execution_count=outcome.execution_count, kernel_instance=kernel_instance, bytes_produced=bytes_produced,
+            returned_kind="indexed", note=note))
 
     async def flush(self) -> None:
         """Write the pending outputs now (before reading the record's output back)."""

@@ -1,8 +1,10 @@
-"""What the agent reads after a cell: stdout (+ last value), and on failure stderr and a traceback."""
+"""What the agent reads after a cell: stdout (+ last value), and on failure stderr and a traceback; and every
+other piece of text an execution's reply carries (the kernel-stopped notice, the python header, the intent
+excerpt's head, the note on a record that could not be saved): one author for what the agent reads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..kernels.languages import Language
@@ -80,3 +82,31 @@ def shape_reply(
         parts.append("(no output)")
     kind: Literal["full", "trimmed", "intent"] = "intent" if body is not None else ("trimmed" if trimmed else "full")
     return ShapedReply("\n".join(parts), is_error, kind)
+
+
+def prefixed(reply: ShapedReply, *lines: str | None) -> ShapedReply:
+    """The reply with these lines first (the ones given, in order; None and "" are skipped)."""
+    head = [line for line in lines if line]
+    return replace(reply, text="\n".join([*head, reply.text])) if head else reply
+
+
+def stopped_notice(name: str, stopped: str) -> str:
+    """Said first: the agent must read why its variables are gone before any NameError."""
+    return (f"[your {name} kernel {stopped}; this call ran in a new one, so variables, imports and loaded data "
+            "from before are gone]")
+
+
+def with_record_note(text: str, note: str | None) -> str:
+    """The reply with the recording-failure note after it (CellRecord.reply_note), when there is one."""
+    return f"{text}\n{note}" if note else text
+
+
+def intent_head(*, total_lines: int, total_kb: float, label: str, sections: str, clipped: bool, matched: int,
+                intent: str, shown_lines: int) -> str:
+    """The line above an intent excerpt: how much output there was, where it is indexed, what is shown."""
+    found = (f"{matched} line{'s' if matched != 1 else ''} hold{'s' if matched == 1 else ''} the intent's words "
+             "(> marks them)" if matched else f"no line holds the words of {intent!r}")
+    return (f"[{total_lines} lines / {total_kb:.1f} KB of output, indexed as source \"{label}\" ({sections}"
+            f"{', first 8 MB' if clipped else ''}); {found}. Shown: {shown_lines}, ranked by the intent, rare line "
+            f'shapes, failure cues and extremes; more: ctx_search(queries=[...], source="{label}")]')
+

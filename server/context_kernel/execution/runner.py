@@ -237,3 +237,17 @@ def _state_lost(content: dict[str, Any]) -> str | None:
     if not isinstance(report, dict) or not report.get("state_lost"):
         return None
     return str(report.get("note") or "the kernel replaced its process to end the cell: its state is lost")
+
+
+async def run_quietly(kernel: Kernel, code: str, deadline: float) -> tuple[OutputCollector, CellOutcome | None]:
+    """Run a cell whose output nobody records (a doctor check's line, the silent cell that defines a file's
+    variables): what it printed, and how it ended (None when it had not by `deadline`)."""
+    collector = OutputCollector(4096, 1 << 20)
+
+    async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
+        return None
+
+    run = CellRun(kernel, collector, discard)
+    run.send(code)
+    return collector, (await run.outcome() if await run.wait(deadline) else None)
+

@@ -10,7 +10,7 @@ import json
 import time
 from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +28,15 @@ from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
 from ..settings import INTENT_REPLY_BUDGET, INTENT_REPLY_OVERHEAD, INTENT_THRESHOLD
 from ..store.db import Database
-from ..store.executions import ExecutionEnd, ExecutionRepository, ExecutionStart, recorded_stdout
+from ..store.executions import ExecutionRepository, ExecutionStart, recorded_stdout
 from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
 from .remote_files import read_for_remote
-from .reply import shape_reply
+from .reply import intent_head, prefixed, shape_reply, stopped_notice, with_record_note
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
-from .runner import CellOutcome, CellRun, Progress
+from .runner import CellOutcome, CellRun, Progress, run_quietly
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 # Output beyond this is recorded but not indexed: indexing holds the text and its chunks in
@@ -142,11 +142,7 @@ class ExecutionService:
                 await self._pool.discard(session.id, kernel_name)
         except KernelError as exc:
             await stack.aclose()
-            reply_text = str(exc)  # what the MCP edge will answer
-            await record.finish(ExecutionEnd(
-                status="error", error_name=type(exc).__name__, error_value=exc.message,
-                returned_text=reply_text, returned_kind="full", bytes_returned=len(reply_text.encode()),
-            ))
+            await record.kernel_failed(exc, str(exc))  # str(exc): what the MCP edge will answer
             raise
         except BaseException:
             # Cancelled (the client went away — on the 2026-07-28 protocol closing the response
@@ -159,9 +155,7 @@ class ExecutionService:
                         await run.stop_after_timeout(self._limits.restart_timeout_s)
                     await run.flush()
                 await stack.aclose()
-                await record.finish(ExecutionEnd(
-                    status="interrupted", bytes_produced=collector.bytes_produced,
-                    note="cancelled while it ran (the client went away or the server stopped)"))
+                await record.cancelled(collector.bytes_produced)
             raise
         await stack.aclose()
         return await self._complete(record, req, session, language, collector, outcome, clamp_note, kernel,
@@ -248,14 +242,8 @@ class ExecutionService:
                     else None)
         if code is None:
             return  # the kernel defines them from the cell metadata
-        scratch = OutputCollector(4096, 1 << 20)
-
-        async def discard(_first: int, _batch: list[dict[str, Any]]) -> None:
-            return None
-
-        run = CellRun(kernel, scratch, discard)
-        run.send(code)
-        if not await run.wait(deadline) or (await run.outcome()).status != "ok":
+        scratch, outcome = await run_quietly(kernel, code, deadline)
+        if outcome is None or outcome.status != "ok":
             detail = scratch.error.get("evalue", "") if scratch.error else scratch.stderr_text
             raise InvalidRequest(f"could not load {path} into the kernel: {detail}".strip(),
                                  hint="check that the file is readable text")
@@ -263,15 +251,10 @@ class ExecutionService:
     async def _go_background(self, run: CellRun, stack: AsyncExitStack, record: CellRecord, req: ExecuteRequest,
                              session: SessionRef, language: Language | None, clamp_note: str) -> ExecuteReply:
         exec_id = record.exec_id
-        reply = shape_reply(run.collector, CellOutcome(status="running"), exec_id=exec_id, language=language,
-                            notes=[n for n in [clamp_note] if n])
-        header = self._python_header(session, run.kernel.kernel_name)
-        if header:
-            reply = replace(reply, text=f"{header}\n{reply.text}")
-        await record.finish(ExecutionEnd(
-            status="running", kernel_instance=run.kernel.instance_id, bytes_produced=run.collector.bytes_produced,
-            bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
-        ))
+        reply = prefixed(shape_reply(run.collector, CellOutcome(status="running"), exec_id=exec_id,
+                                     language=language, notes=[n for n in [clamp_note] if n]),
+                         self._python_header(session, run.kernel.kernel_name))
+        await record.running(run.kernel.instance_id, run.collector.bytes_produced, reply)
         limit = self._limits.max_timeout_ms / 1000
         done = self._background[exec_id] = anyio.Event()
 
@@ -287,12 +270,7 @@ class ExecutionService:
                                           error_value="the server stopped before the background cell finished")
                 with _shielded():
                     await run.flush()
-                    await record.finish(ExecutionEnd(
-                        status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
-                        execution_count=outcome.execution_count, bytes_produced=run.collector.bytes_produced,
-                        bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
-                        note="background cell; the reply was sent before it finished",
-                    ))
+                    await record.background_done(outcome, run.collector.bytes_produced, reply)
             finally:
                 await self._pool.release_extra(run.kernel)
                 await stack.aclose()
@@ -300,7 +278,7 @@ class ExecutionService:
                 done.set()
 
         self._spawn(finish_later)
-        text = _with_note(reply.text, record.reply_note())
+        text = with_record_note(reply.text, record.reply_note())
         return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
 
     async def run_recorded(self, kernel: Kernel, req: ExecuteRequest, session: SessionRef,
@@ -327,13 +305,9 @@ class ExecutionService:
             outcome = await run.outcome()
         else:
             outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
-        await record.finish(ExecutionEnd(
-            status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
-            execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
-            bytes_produced=collector.bytes_produced, returned_kind="indexed",
-            note=f"batch command {json.dumps(label)}: output indexed, the reply carries search results"
-                 + (f"; stopped by {limit}" if outcome.status == "timeout" and limit else ""),
-        ))
+        await record.batch_done(outcome, kernel.instance_id, collector.bytes_produced,
+                                f"batch command {json.dumps(label)}: output indexed, the reply carries search results"
+                                + (f"; stopped by {limit}" if outcome.status == "timeout" and limit else ""))
         return record.exec_id, outcome, collector
 
     async def recorded_output(self, exec_id: int) -> str:
@@ -366,21 +340,10 @@ class ExecutionService:
                 record.problem = exc
         reply = shape_reply(collector, outcome, exec_id=exec_id, language=language, notes=notes, body=body,
                             source_label=label)
-        if stopped:
-            # Said first: the agent must read why its variables are gone before any NameError.
-            name = language.name if language else kernel.kernel_name
-            reply = replace(reply, text=f"[your {name} kernel {stopped}; this call ran in a new one, so variables, "
-                                        f"imports and loaded data from before are gone]\n{reply.text}")
-        header = self._python_header(session, kernel.kernel_name)
-        if header:
-            reply = replace(reply, text=f"{header}\n{reply.text}")
-        await record.finish(ExecutionEnd(
-            status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
-            execution_count=outcome.execution_count, kernel_instance=kernel.instance_id,
-            bytes_produced=collector.bytes_produced, bytes_returned=len(reply.text.encode()), returned_text=reply.text,
-            returned_kind=reply.kind, note="; ".join(notes) or None,
-        ))
-        text = _with_note(reply.text, record.reply_note())
+        notice = stopped_notice(language.name if language else kernel.kernel_name, stopped) if stopped else None
+        reply = prefixed(reply, self._python_header(session, kernel.kernel_name), notice)
+        await record.completed(outcome, kernel.instance_id, collector.bytes_produced, reply, "; ".join(notes) or None)
+        text = with_record_note(reply.text, record.reply_note())
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
                             len(text.encode()), whole=reply.kind == "full")
 
@@ -401,14 +364,9 @@ class ExecutionService:
         assert req.intent is not None
         budget = min(self._limits.return_budget, INTENT_REPLY_BUDGET) - INTENT_REPLY_OVERHEAD
         excerpt = intent_excerpt(full, req.intent, budget)
-        n = excerpt.matched_lines
-        found = (f"{n} line{'s' if n != 1 else ''} hold{'s' if n == 1 else ''} the intent's words (> marks them)"
-                 if n else f"no line holds the words of {req.intent!r}")
-        sections = counted(row.chunk_count, "section")
-        head = (f"[{excerpt.total_lines} lines / {collector.stdout.total_bytes / 1024:.1f} KB of output, indexed as "
-                f'source "{label}" ({sections}{", first 8 MB" if clipped else ""}); {found}. '
-                f"Shown: {excerpt.shown_lines}, ranked by the intent, rare line shapes, failure cues and extremes; "
-                f'more: ctx_search(queries=[...], source="{label}")]')
+        head = intent_head(total_lines=excerpt.total_lines, total_kb=collector.stdout.total_bytes / 1024, label=label,
+                           sections=counted(row.chunk_count, "section"), clipped=clipped,
+                           matched=excerpt.matched_lines, intent=req.intent, shown_lines=excerpt.shown_lines)
         return head + "\n" + excerpt.text, label
 
     async def _refuse(self, req: ExecuteRequest, session: SessionRef, exc: ContextKernelError) -> None:
@@ -421,10 +379,7 @@ class ExecutionService:
             ))
         except StoreError:
             return  # the refusal is the answer; the store's failure shows on the next call that needs it
-        await record.finish(ExecutionEnd(
-            status="refused", error_name=type(exc).__name__, error_value=exc.message, returned_text=text,
-            returned_kind="refused", bytes_returned=len(text.encode()), note=text,
-        ))
+        await record.refused(exc, text)
 
     def forget_sessions(self) -> None:
         """A purge deleted session rows: the next call of each session records its row again."""
@@ -436,10 +391,6 @@ class ExecutionService:
         await self._db.run(self._executions.touch_session, session.id, client=session.client,
                            transport=session.transport, project_dir=str(self._project_dir))
         self._known_sessions.add(session.id)
-
-
-def _with_note(text: str, note: str | None) -> str:
-    return f"{text}\n{note}" if note else text
 
 
 def _shielded() -> anyio.CancelScope:
