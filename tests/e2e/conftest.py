@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
-from tests.conftest import make_settings
 from tests.gateway_harness import RunningGateway, start_gateway
+from tests.helpers import make_settings
 
 from context_kernel.settings import GatewaySettings, Settings
 from context_kernel.tools.server import create_server

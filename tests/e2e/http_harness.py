@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from tests.conftest import server_command
+from tests.helpers import server_command
 
 MODERN = "2026-07-28"
 # Every HTTP client of these tests waits this long for a reply: httpx's default of 5 s fails a call whose

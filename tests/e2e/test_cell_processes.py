@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp.client.client import Client
-from tests.conftest import make_settings, server_command, text_of, wait_gone
+from tests.helpers import make_settings, server_command, text_of, wait_gone
 
 from context_kernel import app
 from context_kernel.tools.server import create_server

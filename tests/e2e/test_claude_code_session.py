@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import server_command, text_of
+from tests.helpers import server_command, text_of
 from tests.hooks.hookrun import Hooks
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]

@@ -2,7 +2,7 @@
 
 Through the MCP client a python cell reads a CSV with pandas, groups it, and draws the result with
 matplotlib (Agg): the agent reads the aggregate; the plot is recorded (and exported) as an image,
-not returned. tests/core/test_install_extras.py checks that `make serve`/`make test` install it.
+not returned. tests/setup/test_install_extras.py checks that `make serve`/`make test` install it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 CSV = "region,month,amount\nnorth,jan,120\nnorth,feb,135\nsouth,jan,90\nsouth,feb,160\neast,jan,75\neast,feb,80\n"
 ANALYSIS = (

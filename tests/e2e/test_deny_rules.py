@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
-from tests.conftest import make_settings, text_of
+from tests.helpers import make_settings, text_of
 
 from context_kernel.settings import Settings
 from context_kernel.tools.server import create_server

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from mcp.client.client import Client
 from mcp.types import CallToolResult
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.errors import InvalidRequest, StoreError
 from context_kernel.settings import Settings

@@ -9,7 +9,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.notebooks.export import export_session
 from context_kernel.settings import Settings

@@ -12,7 +12,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 from tests.security.secret_probe import PROBE, SECRETS
 
 from context_kernel.settings import Settings

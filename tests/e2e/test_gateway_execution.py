@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import make_settings, server_command, text_of, wait_gone
 from tests.e2e.conftest import gateway_settings
 from tests.gateway_harness import RunningGateway, start_gateway
+from tests.helpers import make_settings, server_command, text_of, wait_gone
 
 from context_kernel.app import AppHolder
 from context_kernel.execution.requests import ExecuteRequest, SessionRef

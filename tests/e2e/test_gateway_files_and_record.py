@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 from sqlalchemy import text
-from tests.conftest import text_of
 from tests.e2e.conftest import gateway_settings
 from tests.gateway_harness import RunningGateway
+from tests.helpers import text_of
 
 from context_kernel.store.db import open_engine
 from context_kernel.tools.server import create_server

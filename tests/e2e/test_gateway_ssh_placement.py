@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
 from tests.e2e.conftest import gateway_settings
 from tests.gateway_harness import RunningGateway, start_gateway
+from tests.helpers import text_of
 from tests.ssh_host import REMOTE_USER, SshHost, start_ssh_host, unavailable
 
 from context_kernel.tools.server import create_server

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import make_settings, text_of
+from tests.helpers import make_settings, text_of
 
 from context_kernel.tools.server import create_server
 

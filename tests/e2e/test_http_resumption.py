@@ -21,9 +21,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCResponse
 from starlette.types import Message, Receive, Scope, Send
-from tests.conftest import text_of
 from tests.e2e.http_harness import HTTP_TIMEOUT, HttpServer, http_server, tools_call
 from tests.e2e.stream_dropper import stream_dropper
+from tests.helpers import text_of
 
 from context_kernel.serving.resumption import SessionBinding, SessionEventStore
 

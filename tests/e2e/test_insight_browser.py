@@ -20,7 +20,7 @@ import pytest
 from mcp.client.client import Client
 from selenium import webdriver
 from selenium.webdriver.common.by import By
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.settings import Settings
 from context_kernel.store.db import open_engine

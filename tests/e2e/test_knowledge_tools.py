@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 

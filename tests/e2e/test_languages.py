@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.setup.installation import this_installation
 from context_kernel.tools.schema import compact_schema
@@ -57,7 +57,7 @@ async def test_search_only_adds_to_returned(client: Client) -> None:
 
 async def test_upgrade_names_the_command_for_this_install(client: Client) -> None:
     text = text_of(await client.call_tool("ctx_upgrade", {}))
-    installed = this_installation()  # the cases of each install: tests/core/test_installation.py
+    installed = this_installation()  # the cases of each install: tests/setup/test_installation.py
     assert installed.how in text and installed.upgrade() in text
 
 

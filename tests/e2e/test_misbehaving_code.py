@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
-from tests.conftest import make_settings, text_of
+from tests.helpers import make_settings, text_of
 from tests.pythonenvs import make_venv, without_header
 
 from context_kernel.execution import runner

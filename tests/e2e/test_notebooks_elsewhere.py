@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from mcp.client.client import Client
 from tests import foreign_venv
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.notebooks.replay import comparable
 

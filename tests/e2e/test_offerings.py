@@ -13,7 +13,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, TextResourceContents
-from tests.conftest import make_settings, server_command
+from tests.helpers import make_settings, server_command
 
 from context_kernel.hooks.guide import routing_guide
 from context_kernel.settings import Settings

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from tests.conftest import server_command, text_of
+from tests.helpers import server_command, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 CLI = Path(sys.executable).parent / "context-kernel"

@@ -16,7 +16,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.conftest import make_settings, text_of
+from tests.helpers import make_settings, text_of
 from tests.pythonenvs import (
     add_package,
     freeze,

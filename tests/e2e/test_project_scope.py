@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import server_command, text_of
+from tests.helpers import server_command, text_of
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.notebooks.replay import normalise, replay
 

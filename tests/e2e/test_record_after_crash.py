@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import server_command
+from tests.helpers import server_command
 
 pytestmark = pytest.mark.kernels
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from mcp.client.client import Client
 from nbformat import v4
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.notebooks.replay import normalise, replay
 

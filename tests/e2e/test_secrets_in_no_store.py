@@ -23,7 +23,7 @@ import anyio
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from tests.conftest import server_command, text_of
+from tests.helpers import server_command, text_of
 from tests.hooks.hookrun import Hooks
 from tests.security.secret_corpus import FORMS, NEAR_MISSES, SECRETS
 

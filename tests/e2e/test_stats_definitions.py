@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.settings import Settings
 from context_kernel.store.db import open_engine

@@ -15,9 +15,9 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from tests.conftest import server_command, text_of, wait_gone
 from tests.e2e.http_harness import HttpServer
 from tests.e2e.http_harness import http_server as running_http_server
+from tests.helpers import server_command, text_of, wait_gone
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import server_command, text_of
+from tests.helpers import server_command, text_of
 
 from context_kernel.serving.stdio import _Lines
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.conftest import server_command, text_of
+from tests.helpers import server_command, text_of
 
 from context_kernel.store.db import open_engine
 

@@ -182,7 +182,7 @@ def test_liveness_is_per_project_and_ignores_dead_servers(tmp_path: Path) -> Non
 @pytest.mark.anyio
 async def test_purging_a_project_removes_its_hook_memory_and_keeps_other_projects(tmp_path: Path) -> None:
     from mcp.client.client import Client
-    from tests.conftest import make_settings, text_of
+    from tests.helpers import make_settings, text_of
 
     from context_kernel.tools.server import create_server
 

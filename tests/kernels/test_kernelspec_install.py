@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 from tests import foreign_venv
-from tests.conftest import make_settings
+from tests.helpers import make_settings
 
 from context_kernel.doctor import check_kernelspecs, check_language
 from context_kernel.kernels.install import install_kernelspecs, irkernel_available, shipped_kernelspecs

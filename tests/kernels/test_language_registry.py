@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp.client.client import Client
-from tests.conftest import text_of
+from tests.helpers import text_of
 
 from context_kernel.doctor import check_language
 from context_kernel.kernels.factory import kernel_factory

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import wait_gone
+from tests.helpers import wait_gone
 
 from context_kernel.kernels import supervisor
 from context_kernel.lifeline import die_with_parent

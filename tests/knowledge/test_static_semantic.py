@@ -130,7 +130,7 @@ async def test_every_kind_of_section_gets_its_vectors(
 
 async def test_ctx_stats_and_doctor_show_the_backlog(tmp_path: Path) -> None:
     from mcp.client.client import Client
-    from tests.conftest import make_settings, text_of
+    from tests.helpers import make_settings, text_of
 
     from context_kernel.doctor import check_semantic
     from context_kernel.tools.server import create_server

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.conftest import make_settings
+from tests.helpers import make_settings
 
 from context_kernel import app as app_module
 from context_kernel.app import AppHolder

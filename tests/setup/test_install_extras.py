@@ -14,6 +14,6 @@ def test_the_analysis_extra_is_what_make_installs_and_the_readme_names() -> None
     assert {re.split(r"[<>=!~ ]", req)[0] for req in extras["analysis"]} >= {"numpy", "pandas", "matplotlib"}
     assert "context-kernel[analysis]" in extras["test"]  # so the tests that need it always have it
     assert re.search(r"pip install -q -e '\.\[[\w,]*\banalysis\b[\w,]*\]'", (ROOT / "Makefile").read_text())
-    # Named by the extra, with the command for each install (not a PyPI name: tests/core/test_installation.py).
+    # Named by the extra, with the command for each install (not a PyPI name: tests/setup/test_installation.py).
     assert "[analysis]" in (ROOT / "README.md").read_text()
     assert "extra `analysis`" in (ROOT / "docs" / "kernels.md").read_text()

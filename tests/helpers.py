@@ -1,0 +1,56 @@
+"""Helpers the tests share (imported, unlike the fixtures in conftest.py): settings for a test's data dir,
+the text of a tool result, the command that starts a server, and waiting for processes to end."""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+from pathlib import Path
+
+from mcp.types import CallToolResult
+
+from context_kernel.settings import Settings
+
+
+def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "home": tmp_path / "home", "project_dir": project, "base_env": dict(os.environ),
+        "kernel_start_timeout_s": 60.0,
+        # Words only unless a test asks for semantic recall: the background embedder would make a
+        # search's ranking depend on how far it got (tests/knowledge/test_semantic*.py turn it on).
+        "semantic": False,
+        # Where a test turns it on, the embedder runs at normal priority: at its default idle priority it
+        # never runs while both cores are busy (the suite runs on loaded machines too), and these tests
+        # check what gets embedded, not when (the priority has its own test and bench/semantic_coverage.py).
+        "semantic_nice": 0,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def server_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "context_kernel", "serve", *args]
+
+
+def wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait (event-driven, bounded) for processes to exit; return those still alive."""
+    deadline = time.monotonic() + timeout
+    alive = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                alive.append(pid)
+        finally:
+            os.close(fd)
+    return alive
