@@ -40,32 +40,48 @@ def shape_reply(
     trimmed = collector.stdout.trimmed or collector.stderr.trimmed or body is not None
     parts: list[str] = [stdout.rstrip("\n")] if stdout.strip() else []
     is_error = outcome.status not in ("ok", "running")
-
-    # A shell command that exits 1 after printing an answer (grep found some lines, diff found
-    # differences) or quietly (grep found nothing, test said no) answered; exit 1 with a
-    # complaint on stderr (`cat missing-file`) is a failure.
-    soft = (
-        language is not None and language.name == "shell" and outcome.status == "error"
-        and outcome.error_name == "ExitCode" and outcome.error_value == "1"
-        and (bool(stdout.strip()) or not collector.stderr_text.strip())
-    )
-    if soft:
+    if _answered_with_exit_1(collector, outcome, language, stdout):
         is_error = False
         parts += ([] if parts else ["(no output)"]) + ["[exit code 1]"]
-
     if is_error:
-        err_text = collector.stderr_text.strip()
-        if err_text:
-            parts.append("--- stderr ---\n" + err_text)
-        if outcome.status == "timeout":
-            pass  # the KeyboardInterrupt traceback of our own interrupt says nothing new
-        elif collector.error and collector.error.get("traceback"):
-            parts.append(compact_traceback(collector.error["traceback"]))
-        elif outcome.error_name and outcome.error_name not in ("Timeout",):
-            parts.append(f"{outcome.error_name}: {outcome.error_value or ''}".rstrip(": "))
+        parts += _failure(collector, outcome)
     elif collector.stderr.total_bytes:
         parts.append(f"[stderr: {collector.stderr.total_bytes} bytes, not shown; recorded with execution #{exec_id}]")
+    parts += _endings(collector, outcome, exec_id, notes)
+    if not parts:
+        parts.append("(no output)")
+    kind: Literal["full", "trimmed", "intent"] = "intent" if body is not None else ("trimmed" if trimmed else "full")
+    return ShapedReply("\n".join(parts), is_error, kind)
 
+
+def _answered_with_exit_1(collector: OutputCollector, outcome: CellOutcome, language: Language | None,
+                          stdout: str) -> bool:
+    """A shell command that exits 1 after printing an answer (grep found some lines, diff found
+    differences) or quietly (grep found nothing, test said no) answered; exit 1 with a complaint on
+    stderr (`cat missing-file`) is a failure."""
+    return (language is not None and language.name == "shell" and outcome.status == "error"
+            and outcome.error_name == "ExitCode" and outcome.error_value == "1"
+            and (bool(stdout.strip()) or not collector.stderr_text.strip()))
+
+
+def _failure(collector: OutputCollector, outcome: CellOutcome) -> list[str]:
+    """What a failed cell adds: its stderr, then its traceback or its error's name."""
+    parts = []
+    err_text = collector.stderr_text.strip()
+    if err_text:
+        parts.append("--- stderr ---\n" + err_text)
+    if outcome.status == "timeout":
+        pass  # the KeyboardInterrupt traceback of our own interrupt says nothing new
+    elif collector.error and collector.error.get("traceback"):
+        parts.append(compact_traceback(collector.error["traceback"]))
+    elif outcome.error_name and outcome.error_name not in ("Timeout",):
+        parts.append(f"{outcome.error_name}: {outcome.error_value or ''}".rstrip(": "))
+    return parts
+
+
+def _endings(collector: OutputCollector, outcome: CellOutcome, exec_id: int, notes: list[str]) -> list[str]:
+    """The bracketed lines at the end: how the cell ended when not by itself, the cap, the notes."""
+    parts = []
     if outcome.status == "timeout":
         parts.append(f"[{'; '.join(notes) or 'timed out'}: {outcome.error_value}]")
         notes = []
@@ -78,10 +94,7 @@ def shape_reply(
                      f"{collector.dropped_after_cap} later bytes were dropped]")
     if notes:
         parts.append("[" + "; ".join(notes) + "]")
-    if not parts:
-        parts.append("(no output)")
-    kind: Literal["full", "trimmed", "intent"] = "intent" if body is not None else ("trimmed" if trimmed else "full")
-    return ShapedReply("\n".join(parts), is_error, kind)
+    return parts
 
 
 def prefixed(reply: ShapedReply, *lines: str | None) -> ShapedReply:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ..store.knowledge import KnowledgeRepository
+from ..store.knowledge import ChunkRow, KnowledgeRepository
 from .rank import diversify
 from .search import Hit, LexicalRanking, SearchResult, finish, fold_identical, rank_lexical
 from .snippets import MAX_SNIPPET_CHARS, Matcher, render, snippet, word_windows
@@ -86,16 +86,37 @@ def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHi
     windows: dict[int, DenseHitLike] = {h.chunk_id: h for h in dense[:fusion.depth]}
     if fusion.method in ("convex", "adaptive") and best_windows is not None:
         windows.update({c: h for c, h in best_windows([c for c, _ in lex if c not in windows]).items()})
+    chunks = dict(lexical.chunks) if lexical is not None else {}
+    kept = _ranked(repo, _scores(lex, windows, dense, fusion, lexical), chunks, fusion, limit)
+    matcher = lexical.matcher if lexical is not None else None
+    if matcher is not None:
+        kept = diversify(kept, chunks, matcher, limit)
+    top = fold_identical(kept, chunks, limit)
+    if fusion.window_snippets and best_windows is not None:
+        unknown = [cid for cid, _, _ in top if cid not in windows]
+        if unknown:
+            windows.update(best_windows(unknown))
+    hits = [_hit(chunks[cid], score, also, windows.get(cid), matcher, fusion, snippet_chars)
+            for cid, score, also in top]
+    finish(result, hits, lexical.corrections if lexical is not None else {}, sort)
+    return result
+
+
+def _scores(lex: list[tuple[int, float]], windows: Mapping[int, DenseHitLike], dense: Sequence[DenseHitLike],
+            fusion: Fusion, lexical: LexicalRanking | None) -> dict[int, float]:
     if fusion.method == "adaptive":
-        scores = _adaptive(lex, windows, fusion, _sureness(lexical) if lexical is not None else 0.0)
-    elif fusion.method == "convex":
-        scores = _convex(lex, windows, fusion)
-    else:
-        scores = _rrf(lex, dense[:fusion.depth], fusion)
+        return _adaptive(lex, windows, fusion, _sureness(lexical) if lexical is not None else 0.0)
+    if fusion.method == "convex":
+        return _convex(lex, windows, fusion)
+    return _rrf(lex, dense[:fusion.depth], fusion)
+
+
+def _ranked(repo: KnowledgeRepository, scores: dict[int, float], chunks: dict[int, ChunkRow], fusion: Fusion,
+            limit: int) -> list[tuple[int, float]]:
+    """The best candidates with their chunks read (into `chunks`), short sections scaled down."""
     # More than asked: identical texts folded into one (search.fold_identical) must still leave `limit`,
     # and scaling short sections down (Fusion.short) reorders them.
     candidates = sorted(scores.items(), key=lambda item: -item[1])[:limit * 6]
-    chunks = dict(lexical.chunks) if lexical is not None else {}
     absent = [cid for cid, _ in candidates if cid not in chunks]
     if absent:
         chunks.update(repo.chunks(absent))
@@ -103,27 +124,18 @@ def hybrid_search(repo: KnowledgeRepository, query: str, dense: Sequence[DenseHi
     if fusion.short:
         kept = sorted(((cid, score * min(1.0, len(chunks[cid].content) / fusion.short)) for cid, score in kept),
                       key=lambda item: -item[1])
-    if lexical is not None and lexical.matcher is not None:
-        kept = diversify(kept, chunks, lexical.matcher, limit)
-    top = fold_identical(kept, chunks, limit)
-    if fusion.window_snippets and best_windows is not None:
-        unknown = [cid for cid, _, _ in top if cid not in windows]
-        if unknown:
-            windows.update(best_windows(unknown))
-    matcher = lexical.matcher if lexical is not None else None
-    hits = []
-    for cid, score, also in top:
-        chunk = chunks[cid]
-        window = windows.get(cid)
-        lexical_match = matcher is not None and bool(matcher.positions(chunk.content[:20000]))
-        if matcher is not None and lexical_match and not (fusion.window_snippets and window is not None):
-            hits.append(Hit(chunk, score, snippet(chunk.content, matcher, snippet_chars), also))
-            continue
-        start, stop = (window.start, window.stop) if window else (0, 0)
-        text = window_snippet(chunk.content, start, stop, snippet_chars, matcher, fusion.words_share)
-        hits.append(Hit(chunk, score, text, also, (start, stop)))
-    finish(result, hits, lexical.corrections if lexical is not None else {}, sort)
-    return result
+    return kept
+
+
+def _hit(chunk: ChunkRow, score: float, also: tuple[str, ...], window: DenseHitLike | None, matcher: Matcher | None,
+         fusion: Fusion, snippet_chars: int) -> Hit:
+    """A hit with word matches is cut around them; one found by meaning alone around its best window."""
+    lexical_match = matcher is not None and bool(matcher.positions(chunk.content[:20000]))
+    if matcher is not None and lexical_match and not (fusion.window_snippets and window is not None):
+        return Hit(chunk, score, snippet(chunk.content, matcher, snippet_chars), also)
+    start, stop = (window.start, window.stop) if window else (0, 0)
+    text = window_snippet(chunk.content, start, stop, snippet_chars, matcher, fusion.words_share)
+    return Hit(chunk, score, text, also, (start, stop))
 
 
 def _rrf(lex: list[tuple[int, float]], dense: Sequence[DenseHitLike], fusion: Fusion) -> dict[int, float]:
