@@ -107,16 +107,23 @@ def _fetch_to_stdout(cmd: Command) -> PrintingFetch | None:
         if quiet or head or (output and "output" in output) or (output and "b" not in output.get("print", "b")):
             return None
         return PrintingFetch(name, url)
+    return _inline_fetch(cmd, name, args)
+
+
+def _inline_fetch(cmd: Command, name: str, args: list[str]) -> PrintingFetch | None:
+    """An interpreter given code inline (`python -c`, `node -e`, a heredoc) that makes an HTTP request and
+    prints what it got."""
     interpreter = re.sub(r"[0-9.]+$", "", name).removesuffix("js")
     interpreter = {"pypy": "python", "bun": "node", "deno": "node"}.get(interpreter, interpreter)
-    if interpreter in ("python", "node", "ruby", "perl", "php"):
-        flags, http_call, printing = _inline()[interpreter]
-        code = "\n".join(cmd.heredocs)
-        for i, arg in enumerate(args[:-1]):
-            if arg in flags:
-                code += "\n" + args[i + 1]
-        if http_call.search(code) and (printing.search(code) or "-p" in args or "--print" in args):
-            return PrintingFetch(f"{name} HTTP request", first_url(code))
+    if interpreter not in ("python", "node", "ruby", "perl", "php"):
+        return None
+    flags, http_call, printing = _inline()[interpreter]
+    code = "\n".join(cmd.heredocs)
+    for i, arg in enumerate(args[:-1]):
+        if arg in flags:
+            code += "\n" + args[i + 1]
+    if http_call.search(code) and (printing.search(code) or "-p" in args or "--print" in args):
+        return PrintingFetch(f"{name} HTTP request", first_url(code))
     return None
 
 

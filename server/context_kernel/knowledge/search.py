@@ -97,18 +97,7 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     """None when the query has no searchable word."""
     if not query_terms(query):
         return None
-    # An identifier is looked for as itself: its parts are never "corrected" alone (`API_TOKEN` became
-    # `taken`), and when nothing holds it, its parts alone (`prep`, `cif`) only find unrelated text.
-    # It may be respelled whole, into an identifier the text holds (`autovacum_naptime`).
-    exact = identifiers(query)
-    missing = [ident for ident in exact if not _holds(repo, ident, source, kind)]
-    respelled = {ident: respelt for ident in missing[:MAX_RESPELLS]
-                 if (respelt := _respelled_identifier(repo, ident, source, kind)) is not None}
-    for ident, respelt in respelled.items():
-        query = query.replace(ident, respelt)
-    if respelled:
-        exact = identifiers(query)
-        missing = [ident for ident in missing if ident not in respelled]
+    query, exact, missing, respelled = _identifiers_of(repo, query, source, kind)
     terms = query_terms(query)
     protected = {w for ident in exact for w in words(ident)}
     lost = {w for ident in missing for w in words(ident)} - _other_words(query, exact)
@@ -135,6 +124,25 @@ def rank_lexical(repo: KnowledgeRepository, query: str, *, source: str | None = 
     defined = [ident for ident in exact if ident not in missing]
     return LexicalRanking(matcher, rerank(ranked, chunks, matcher, defined, set(named)), chunks, corrections,
                           missing, named=bool(named))
+
+
+def _identifiers_of(repo: KnowledgeRepository, query: str, source: str | None,
+                    kind: str | None) -> tuple[str, list[str], list[str], dict[str, str]]:
+    """(the query with misspelt identifiers respelled, its identifiers, those no section holds, the respellings).
+
+    An identifier is looked for as itself: its parts are never "corrected" alone (`API_TOKEN` became
+    `taken`), and when nothing holds it, its parts alone (`prep`, `cif`) only find unrelated text.
+    It may be respelled whole, into an identifier the text holds (`autovacum_naptime`)."""
+    exact = identifiers(query)
+    missing = [ident for ident in exact if not _holds(repo, ident, source, kind)]
+    respelled = {ident: respelt for ident in missing[:MAX_RESPELLS]
+                 if (respelt := _respelled_identifier(repo, ident, source, kind)) is not None}
+    for ident, respelt in respelled.items():
+        query = query.replace(ident, respelt)
+    if respelled:
+        exact = identifiers(query)
+        missing = [ident for ident in missing if ident not in respelled]
+    return query, exact, missing, respelled
 
 
 def rarity(repo: KnowledgeRepository, terms: list[str], known: dict[str, int]) -> dict[str, float]:
