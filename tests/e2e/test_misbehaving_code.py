@@ -10,13 +10,16 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from mcp.client.client import Client
 from tests.helpers import make_settings, text_of
 from tests.pythonenvs import make_venv, without_header
 
 from context_kernel.execution import runner
+from context_kernel.kernels.backend import JupyterKernel
 from context_kernel.tools.server import create_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
@@ -186,20 +189,42 @@ async def test_a_shell_flood_stops_at_its_timeout_and_the_shell_keeps_cd_and_var
     assert took < FLOOD_TIMEOUT_MS / 1000 + STOPPED_WITHIN_S
 
 
+BACKLOG_LINES = 24
+READ_S_PER_LINE = 0.25  # the server's read of each output line, slowed: 6 s for the whole backlog
+BACKLOG_TIMEOUT_MS = 2000
+
+
 @pytest.mark.parametrize("language", ["shell", "python"])
-async def test_a_flood_whose_backlog_outlasts_the_interrupt_grace_keeps_the_kernel(
+async def test_a_backlog_that_outlasts_the_interrupt_grace_keeps_the_kernel(
         tmp_path: Path, project: Path, language: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # On a busy machine the server reads a flood more slowly than the kernel prints it: after the interrupt
     # stopped the cell, reading what the kernel had sent before it outlasted the grace, and the kernel, which
-    # had stopped, was restarted with its state lost. A grace far shorter than the backlog reproduces it idle.
-    monkeypatch.setattr(runner, "INTERRUPT_GRACE_S", 0.2)
-    flood = "yes" if language == "shell" else "while True: print('y' * 80)"
-    state = "plain=kept" if language == "shell" else "plain = 'kept'"
-    check = 'echo "$plain"' if language == "shell" else "print(plain)"
-    async with Client(create_server(make_settings(tmp_path, project, hard_output_cap=NO_CAP))) as client:
+    # had stopped, was restarted with its state lost. Here the reader is slowed instead of the machine (an
+    # idle machine, or a shorter grace for the real flood, made the test pass or fail by the load): the cell
+    # prints its lines within its first second, the server has read about a third of them at the timeout,
+    # and the rest takes 4 s, four times the grace. The kernel stopped long before the backlog is read.
+    monkeypatch.setattr(runner, "INTERRUPT_GRACE_S", 1.0)
+    read = JupyterKernel.next_iopub
+
+    async def slow_read(self: JupyterKernel, timeout: float) -> dict[str, Any] | None:
+        msg = await read(self, timeout)
+        if msg is not None and msg["header"]["msg_type"] == "stream":
+            await anyio.sleep(READ_S_PER_LINE * msg["content"]["text"].count("\n"))
+        return msg
+
+    monkeypatch.setattr(JupyterKernel, "next_iopub", slow_read)
+    if language == "shell":
+        state, check = "plain=kept", 'echo "$plain"'
+        lines = f"for i in $(seq {BACKLOG_LINES}); do echo line $i; sleep 0.02; done; sleep 600"
+    else:
+        state, check = "plain = 'kept'", "print(plain)"
+        lines = (f"import time\nfor i in range({BACKLOG_LINES}):\n    print('line', i, flush=True)\n"
+                 "    time.sleep(0.02)\ntime.sleep(600)")
+    async with Client(create_server(make_settings(tmp_path, project))) as client:
         await call(client, language, state)
-        is_error, text, _ = await call(client, language, flood, timeout=FLOOD_TIMEOUT_MS)
-        assert is_error and f"[timed out after 3 s: {KEPT}]" in text, text[-300:]
+        is_error, text, _ = await call(client, language, lines, timeout=BACKLOG_TIMEOUT_MS)
+        assert is_error and f"[timed out after 2 s: {KEPT}]" in text, text[-300:]
+        assert text.count("line") == BACKLOG_LINES, text  # the whole backlog was read, none of it lost
         assert (await call(client, language, check))[:2] == (False, "kept")
 
 
