@@ -19,7 +19,7 @@ def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Setting
         "home": tmp_path / "home", "project_dir": project, "base_env": dict(os.environ),
         "kernel_start_timeout_s": 60.0,
         # Words only unless a test asks for semantic recall: the background embedder would make a
-        # search's ranking depend on how far it got (tests/knowledge/test_semantic*.py turn it on).
+        # search's ranking depend on how far it got (tests/semantic/test_semantic*.py turn it on).
         "semantic": False,
         # Where a test turns it on, the embedder runs at normal priority: at its default idle priority it
         # never runs while both cores are busy (the suite runs on loaded machines too), and these tests

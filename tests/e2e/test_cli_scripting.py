@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from tests.e2e.http_harness import tools_call
+from tests.serving.http_harness import tools_call
 
 CLI = [sys.executable, "-m", "context_kernel"]
 

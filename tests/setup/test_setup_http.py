@@ -19,8 +19,8 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from setup_helpers import CODEX_TOML, SetupEnv
-from tests.e2e.http_harness import HTTP_TIMEOUT, http_server, server_env
 from tests.helpers import text_of
+from tests.serving.http_harness import HTTP_TIMEOUT, http_server, server_env
 
 from context_kernel.security.http_token import write_token
 from context_kernel.setup.cli import main

@@ -23,6 +23,3 @@ def prewarmed_check(spares: list[tuple[str, int | None, float]]) -> Check:
     return Check("OK", "prewarmed kernels", f"{len(spares)} idle, waiting for a session's first call: "
                  + ", ".join(parts))
 
-
-# How long the rest of the build waits for the searches answered from the ground floor before it imports
-# beside them (they share the GIL; a search takes tens of ms).

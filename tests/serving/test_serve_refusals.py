@@ -10,6 +10,8 @@ from tests import foreign_venv
 
 import context_kernel
 
+pytestmark = pytest.mark.e2e
+
 SERVER_DIR = Path(context_kernel.__file__).resolve().parents[1]
 
 

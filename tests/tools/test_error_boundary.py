@@ -15,7 +15,7 @@ from context_kernel.errors import InvalidRequest, StoreError
 from context_kernel.settings import Settings
 from context_kernel.tools.server import create_server, ours
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
 def stats_row(stats: str, tool: str) -> list[str]:

@@ -21,13 +21,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCResponse
 from starlette.types import Message, Receive, Scope, Send
-from tests.e2e.http_harness import HTTP_TIMEOUT, HttpServer, http_server, tools_call
-from tests.e2e.stream_dropper import stream_dropper
 from tests.helpers import text_of
+from tests.serving.http_harness import HTTP_TIMEOUT, HttpServer, http_server, tools_call
+from tests.serving.stream_dropper import stream_dropper
 
 from context_kernel.serving.resumption import SessionBinding, SessionEventStore
 
-pytestmark = [pytest.mark.anyio]
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 # The cell waits (bounded) for the test to release it, so the drop happens while it runs.
 WAIT_FOR_RELEASE = (

@@ -28,6 +28,7 @@ from context_kernel.store.executions import ExecutionEnd, ExecutionRepository, E
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = [
+    pytest.mark.e2e,
     pytest.mark.anyio,
     pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
                        reason="headless Chromium is not installed: apt-get install chromium chromium-driver"),

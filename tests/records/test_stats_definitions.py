@@ -24,7 +24,7 @@ from context_kernel.settings import Settings
 from context_kernel.store.db import open_engine
 from context_kernel.store.executions import ExecutionRepository
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 KB = 1024
 TOLERANCE = 0.06  # figures are printed in KB with one decimal
 

@@ -19,7 +19,7 @@ from context_kernel.hooks.guide import routing_guide
 from context_kernel.settings import Settings
 from context_kernel.tools.server import create_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
 async def test_the_routing_guide_is_the_one_prompt_and_a_fresh_home_lists_no_resources(client: Client) -> None:

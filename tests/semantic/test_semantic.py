@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
-from tests.knowledge.semantic_support import GARDEN, VACUUM, WAIT_S, recall, settled
+from tests.semantic.semantic_support import GARDEN, VACUUM, WAIT_S, recall, settled
 
 from context_kernel.cli import build_settings
 from context_kernel.errors import SemanticUnavailable

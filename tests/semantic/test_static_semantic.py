@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
-from tests.knowledge.semantic_support import GARDEN, VACUUM, WAIT_S, recall, settled
+from tests.semantic.semantic_support import GARDEN, VACUUM, WAIT_S, recall, settled
 
 from context_kernel.errors import SemanticUnavailable
 from context_kernel.knowledge.service import LOADING_NOTE, PENDING_NOTE, KnowledgeService

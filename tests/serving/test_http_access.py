@@ -23,10 +23,10 @@ import httpx2
 import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from tests.e2e.http_harness import HTTP_TIMEOUT, MODERN, HttpServer, http_server, server_env, tools_call
 from tests.helpers import server_command, text_of
+from tests.serving.http_harness import HTTP_TIMEOUT, MODERN, HttpServer, http_server, server_env, tools_call
 
-pytestmark = [pytest.mark.anyio]
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 SESSION_KEY = "context-kernel/session"
 

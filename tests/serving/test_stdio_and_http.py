@@ -15,11 +15,11 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from tests.e2e.http_harness import HttpServer
-from tests.e2e.http_harness import http_server as running_http_server
 from tests.helpers import server_command, text_of, wait_gone
+from tests.serving.http_harness import HttpServer
+from tests.serving.http_harness import http_server as running_http_server
 
-pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.kernels]
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:

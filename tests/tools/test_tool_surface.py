@@ -1,7 +1,7 @@
 """The public surface is pinned: tool names, schemas and descriptions, and the size of tools/list.
 
 After an intended change, regenerate the golden file:
-    CONTEXT_KERNEL_UPDATE_GOLDEN=1 python -m pytest tests/e2e/test_tool_surface.py
+    CONTEXT_KERNEL_UPDATE_GOLDEN=1 python -m pytest tests/tools/test_tool_surface.py
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mcp.client.client import Client
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "tools.json"
 # The reference's tools/list is 35.5 KB and users complain; ours stays under 10 KB.
 MAX_TOOLS_LIST_BYTES = 10 * 1024

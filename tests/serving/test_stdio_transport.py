@@ -19,7 +19,7 @@ from tests.helpers import server_command, text_of
 
 from context_kernel.serving.stdio import _Lines
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 SERVER = """
 import os, subprocess, sys
