@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import anyio
 import pytest
+from tests.helpers import wait_gone
 
 from context_kernel.kernels.factory import kernel_factory
 from context_kernel.kernels.pool import KernelPool
@@ -75,3 +77,15 @@ async def test_idle_spares_are_culled_like_any_kernel(settings: Settings) -> Non
         assert pool.spares() == [] and pool.all_pids() == []
     finally:
         await pool.shutdown_all()
+
+
+async def test_a_kernel_shut_down_twice_at_once_never_raises(settings: Settings) -> None:
+    # A background cell's end released its kernel while the server's exit shut every kernel down: the second
+    # shutdown read the manager the first had cleared (AttributeError at server exit).
+    kernel = kernel_factory(settings)("python3")
+    await kernel.start(60.0)
+    pid = kernel.pid
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(kernel.shutdown, True)
+        tg.start_soon(kernel.shutdown, True)
+    assert pid is not None and wait_gone([pid], 30.0) == []

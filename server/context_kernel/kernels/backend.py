@@ -293,16 +293,18 @@ class JupyterKernel:
             with contextlib.suppress(Exception):  # shutdown must always finish
                 self._kc.stop_channels()
             self._kc = self._wire = None
-        if self._km is not None:
+        # Taken, not read: a second shutdown at the same time (a background cell's end while the server exits)
+        # finds none, instead of a manager the first one clears under it.
+        km, self._km = self._km, None
+        if km is not None:
             try:
                 with anyio.fail_after(10):
-                    await self._km.shutdown_kernel(now=now)
+                    await km.shutdown_kernel(now=now)
             except Exception:  # noqa: BLE001 - a kernel that will not shut down is killed instead
-                provisioner = self._km.provisioner
+                provisioner = km.provisioner
                 with contextlib.suppress(Exception):
                     if provisioner is not None:
                         await provisioner.kill()
-            self._km = None
         if self._log is not None:
             await anyio.to_thread.run_sync(self._log.close)
             self._log = None
