@@ -4,6 +4,7 @@ the text of a tool result, the command that starts a server, and waiting for pro
 from __future__ import annotations
 
 import os
+import re
 import select
 import sys
 import time
@@ -30,8 +31,20 @@ def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Setting
     return Settings(**values)  # type: ignore[arg-type]
 
 
+CITATION = re.compile(r"\n\[#(\d+)\]\Z")
+
+
 def text_of(result: CallToolResult) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
+    """The reply's text without its citation line (`[#42]`, which ends every execution's reply); the citation
+    must name an execution the result's `_meta` carries, so every test that reads a reply checks that too.
+    tests/e2e/test_citations.py checks that the replies carry one."""
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    cited = CITATION.search(text)
+    if cited is None:
+        return text
+    ids = (result.meta or {}).get("context-kernel/executions") or []
+    assert int(cited[1]) in ids, f"the reply cites [#{cited[1]}] but its _meta names {ids}"
+    return text[:cited.start()]
 
 
 def server_command(*args: str) -> list[str]:

@@ -27,6 +27,7 @@ from ..knowledge.terms import is_distinctive, stem, words
 from ..metering import count
 from ..security.call_guard import DenyGuard
 from ..wording import counted
+from .reply import citation
 from .requests import Command, ExecuteRequest, SessionRef
 from .service import ExecutionService
 
@@ -43,6 +44,13 @@ class CommandResult:
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class BatchReply:
+    text: str
+    execution_ids: list[int]
+    """each command's execution, in the commands' order (the rows cite them: `[#42]`)"""
+
+
 class BatchService:
     def __init__(self, *, execution: ExecutionService, knowledge: KnowledgeService, pool: KernelPool,
                  guard: DenyGuard | None = None) -> None:
@@ -52,7 +60,7 @@ class BatchService:
         self._guard = guard
 
     async def run(self, commands: list[Command], queries: list[str], *, session: SessionRef, concurrency: int = 1,
-                  timeout_ms: int | None = None, query_scope: str = "batch") -> str:
+                  timeout_ms: int | None = None, query_scope: str = "batch") -> BatchReply:
         check_batch(len(commands), MAX_COMMANDS, concurrency, noun="commands",
                     example="commands=[{label, command}, ...]")
         timeout, _ = self._execution.clamp_timeout(timeout_ms)
@@ -84,7 +92,7 @@ class BatchService:
         terms = await self._distinctive([c.content for c in chunks])
         if terms:
             lines += ["", "Distinctive terms for follow-up ctx_search: " + ", ".join(terms)]
-        return "\n".join(lines)
+        return BatchReply("\n".join(lines), [r.execution_id for r in results if r.execution_id])
 
     async def _serial(self, results: list[CommandResult], session: SessionRef, deadline: float, limit: str) -> None:
         async with self._pool.throwaway(SHELL_KERNEL) as kernel:
@@ -156,6 +164,11 @@ class BatchService:
         return scored[:count]
 
 
+def _cited(r: CommandResult) -> str:
+    """' [#42]' after a command that ran: its execution, for the agent to cite (a skipped one has none)."""
+    return f" {citation(r.execution_id)}" if r.execution_id else ""
+
+
 def _inventory_rows(results: list[CommandResult]) -> list[str]:
     """One row per command; a run of commands repeating an earlier output is one row (a dozen
     identical rows told the agent nothing twelve times)."""
@@ -174,12 +187,12 @@ def _inventory_rows(results: list[CommandResult]) -> list[str]:
                and results[j + 1].status == r.status):
             j += 1
         if j - i >= 2:
-            labels = [x.command.label for x in results[i:j + 1]]
+            labels = [x.command.label + _cited(x) for x in results[i:j + 1]]
             shown = ", ".join(labels[:4]) + (", …" if len(labels) > 4 else "")
             rows.append(f"  {i + 1}–{j + 1}. {shown} ({len(labels)} commands): {r.status}, same output as {same[i]}")
         else:
             j = i
-            rows.append(f"  {i + 1}. {r.command.label}: {r.status}, {_inventory(r, same[i])}")
+            rows.append(f"  {i + 1}. {r.command.label}{_cited(r)}: {r.status}, {_inventory(r, same[i])}")
         i = j + 1
     return rows
 

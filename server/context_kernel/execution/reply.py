@@ -109,9 +109,16 @@ def stopped_notice(name: str, stopped: str) -> str:
             "from before are gone]")
 
 
-def with_record_note(text: str, note: str | None) -> str:
-    """The reply with the recording-failure note after it (CellRecord.reply_note), when there is one."""
-    return f"{text}\n{note}" if note else text
+def citation(exec_id: int) -> str:
+    """How a reply names its execution, so the agent can write "6,300 g [#42]" and a reviewer find the cell
+    (`context-kernel show 42`, the export's `#exec-42` anchor). A few bytes: it ends every reply."""
+    return f"[#{exec_id}]"
+
+
+def sent_text(text: str, note: str | None, exec_id: int) -> str:
+    """The reply as sent: its text, the recording-failure note (CellRecord.reply_note) when there is one, and
+    the citation last. The record keeps the text without the citation: the id is the record's own."""
+    return "\n".join([text, *([note] if note else []), citation(exec_id)])
 
 
 def intent_head(*, total_lines: int, total_kb: float, label: str, sections: str, clipped: bool, matched: int,

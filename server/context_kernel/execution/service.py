@@ -34,7 +34,7 @@ from .collector import OutputCollector
 from .files import file_hash
 from .recording import CellRecord, Recorder
 from .remote_files import read_for_remote
-from .reply import intent_head, prefixed, shape_reply, stopped_notice, with_record_note
+from .reply import intent_head, prefixed, sent_text, shape_reply, stopped_notice
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress, run_quietly
 
@@ -278,7 +278,7 @@ class ExecutionService:
                 done.set()
 
         self._spawn(finish_later)
-        text = with_record_note(reply.text, record.reply_note())
+        text = sent_text(reply.text, record.reply_note(), exec_id)
         return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
 
     async def run_recorded(self, kernel: Kernel, req: ExecuteRequest, session: SessionRef,
@@ -343,7 +343,7 @@ class ExecutionService:
         notice = stopped_notice(language.name if language else kernel.kernel_name, stopped) if stopped else None
         reply = prefixed(reply, self._python_header(session, kernel.kernel_name), notice)
         await record.completed(outcome, kernel.instance_id, collector.bytes_produced, reply, "; ".join(notes) or None)
-        text = with_record_note(reply.text, record.reply_note())
+        text = sent_text(reply.text, record.reply_note(), exec_id)
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
                             len(text.encode()), whole=reply.kind == "full")
 

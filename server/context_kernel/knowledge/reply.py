@@ -3,6 +3,8 @@ its share (snippets around its best passages), hits sent before only named."""
 
 from __future__ import annotations
 
+import re
+
 from .fusion import window_snippet
 from .model import MAX_CHUNK_BYTES
 from .search import Hit, SearchResult
@@ -79,6 +81,10 @@ HIT_BYTES = 1600
 WHOLE_BYTES = 2000
 
 
+# The source an execution's large output is indexed under (execution/service.py names it so).
+EXECUTION_LABEL = re.compile(r"exec-(\d+)")
+
+
 def _want(size: int) -> int:
     return size if size <= WHOLE_BYTES else HIT_BYTES
 # Room kept for entry separators and the "left out" note.
@@ -87,6 +93,8 @@ RESERVE = 160
 
 def _where(hit: Hit, projects: bool = False) -> str:
     where = f"{hit.chunk.title} — source: {hit.chunk.label}"
+    if (cell := EXECUTION_LABEL.fullmatch(hit.chunk.label)) is not None:
+        where += f" [#{cell[1]}]"  # an execution's output: cited as its reply was, for the agent to cite
     if projects:
         project = hit.chunk.project_dir
         where += f" (project: {project})" if project else " (project: unknown, indexed before projects were recorded)"

@@ -36,6 +36,6 @@ async def ctx_batch_execute(
                                                              "everything indexed.")] = "batch",
 ) -> CallToolResult:
     app, session = await app_and_session(ctx)
-    text = await app.batch.run([Command(c.label, c.command) for c in commands], queries or [], session=session,
+    reply = await app.batch.run([Command(c.label, c.command) for c in commands], queries or [], session=session,
                                concurrency=concurrency, timeout_ms=timeout, query_scope=query_scope)
-    return text_result(text)
+    return text_result(reply.text, executions=reply.execution_ids)

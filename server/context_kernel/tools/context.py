@@ -44,6 +44,12 @@ def progress_reporter(ctx: Context[ServerState, Any]) -> Callable[[float], Await
     return report
 
 
-def text_result(text: str, is_error: bool = False) -> CallToolResult:
-    """A tool's reply: one text block (`isError` for a reply that says the work failed, as a cell's error)."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+# The executions a reply cites (its text ends with `[#42]`), for clients and scripts that read ids, not text.
+EXECUTION_META_KEY = "context-kernel/executions"
+
+
+def text_result(text: str, is_error: bool = False, executions: list[int] | None = None) -> CallToolResult:
+    """A tool's reply: one text block (`isError` for a reply that says the work failed, as a cell's error);
+    `executions`: the ids of the executions it cites, carried in `_meta` too."""
+    meta = {EXECUTION_META_KEY: executions} if executions else None
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error, _meta=meta)

@@ -59,7 +59,7 @@ async def ctx_execute(
                        background=background, fresh=fresh, tool="ctx_execute"),
         session, progress_reporter(ctx),
     )
-    return text_result(reply.text, reply.is_error)
+    return text_result(reply.text, reply.is_error, [reply.execution_id] if reply.execution_id else None)
 
 
 async def ctx_execute_file(
@@ -76,4 +76,4 @@ async def ctx_execute_file(
                        tool="ctx_execute_file"),
         session, progress_reporter(ctx),
     )
-    return text_result(reply.text, reply.is_error)
+    return text_result(reply.text, reply.is_error, [reply.execution_id] if reply.execution_id else None)

@@ -51,7 +51,8 @@ log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "context-kernel runs your code in warm Jupyter kernels next to the data and returns only what it prints. "
-    "Think in code: filter, count and summarise inside ctx_execute / ctx_execute_file and print the answer."
+    "Think in code: filter, count and summarise inside ctx_execute / ctx_execute_file and print the answer. "
+    "Each execution's reply ends with its id, e.g. [#42]: cite it next to every number you report from it."
 )
 # Calls answered before the store could open are kept here until it can (bounded: a server whose
 # store never opens must not grow without end).
