@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
@@ -79,7 +80,7 @@ async def test_the_export_names_each_cell_by_its_id_and_the_html_has_its_anchor(
     nb = nbformat.read(notebook, as_version=4)
     assert [(c.id, c.metadata.context_kernel.execution_id) for c in nb.cells] == [
         (f"exec-{first}", first), (f"exec-{second}", second)]
-    html = html_path.read_text()
+    html = await anyio.Path(html_path).read_text()
     for exec_id in (first, second):
         assert f'id="exec-{exec_id}"' in html and f"[#{exec_id}]" in html
 

@@ -193,6 +193,8 @@ def test_an_index_whose_notebook_needs_a_missing_kernel_still_replays_the_others
     assert "s-python3.ipynb: 1 of 1 cells match" in out.stdout
     assert "s-alien.ipynb: not replayed — s-alien.ipynb needs the kernel 'no-such-kernel'" in out.stdout
     assert "s-gone.ipynb: not replayed — it is not next to the index" in out.stdout
+    # Was "1 of 1 cells match; see the differences above": nothing differed, and a cell was left out.
+    assert out.stdout.splitlines()[-1] == "1 of 1 cells match; 1 cell of s-alien.ipynb, s-gone.ipynb not replayed"
     assert "Traceback" not in out.stderr
 
 
@@ -247,3 +249,23 @@ async def test_a_plot_of_unchanged_data_matches_and_a_plot_of_changed_data_diver
     report = replay(notebook, timeout_s=60, cwd=project)
     assert [c.status for c in report.cells] == ["differ"], report.render()  # was: match (MIME type only)
     assert "image 1 (image/png):" in report.cells[0].diff and "pixels changed" in report.cells[0].diff
+
+
+@pytest.mark.kernels
+def test_cells_after_the_kernel_died_in_replay_are_counted_as_not_replayed(tmp_path: Path) -> None:
+    nb = v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+    def cell(code: str, text: str) -> Any:
+        made = v4.new_code_cell(code, outputs=[v4.new_output("stream", name="stdout", text=text)])
+        made.metadata["context_kernel"] = {"status": "ok"}
+        return made
+
+    nb.cells = [cell("print('one')", "one\n"), cell("import os\nos._exit(1)", "two\n"), cell("print('three')", "three\n")]
+    path = tmp_path / "dies.ipynb"
+    nbformat.write(nb, path)
+    report = replay(path, timeout_s=30)
+    # Was: the third cell compared with no outputs, "differ", as if it had run and printed nothing.
+    assert [c.status for c in report.cells] == ["match", "differ", "not replayed"], report.render()
+    assert report.render().splitlines()[-1] == (
+        "1 of 2 cells match; 1 differ: see the differences above; 1 not replayed: the replay stopped before them")

@@ -19,7 +19,7 @@ from ..execution.runner import CellRun
 from ..kernels.gateway_client import Gateway
 from ..kernels.gateway_kernel import GatewayKernel
 from ..settings import GatewaySettings
-from .replay import _NOT_RUN, ReplayReport, _compare, _meta
+from .replay import _NOT_RUN, ReplayReport, _compare, _meta, not_replayed
 
 START_TIMEOUT_S = 120.0
 RESTART_TIMEOUT_S = 60.0
@@ -42,6 +42,7 @@ async def _replay(nb: Any, timeout_s: int, config: GatewaySettings) -> ReplayRep
     report = ReplayReport()
     timed_out: set[int] = set()
     limits: dict[int, float] = {}
+    started: set[int] = set()
     gateway = Gateway(config)
     kernel = GatewayKernel(nb.metadata.kernelspec.name, gateway)
     try:
@@ -50,6 +51,7 @@ async def _replay(nb: Any, timeout_s: int, config: GatewaySettings) -> ReplayRep
             if cell.cell_type != "code" or _meta(cell).get("status") in _NOT_RUN:
                 continue
             limit = limits[index] = _limit(cell, timeout_s)
+            started.add(index)
             outputs: list[dict[str, Any]] = []
 
             async def keep(_first: int, batch: list[dict[str, Any]], into: list[dict[str, Any]] = outputs) -> None:
@@ -70,7 +72,8 @@ async def _replay(nb: Any, timeout_s: int, config: GatewaySettings) -> ReplayRep
     for i, (old, new) in enumerate(zip(recorded.cells, nb.cells, strict=False), 1):
         if old.cell_type == "code":
             new.setdefault("outputs", [])
-            report.cells.append(_compare(i, old, new, timed_out=i - 1 in timed_out,
+            report.cells.append(not_replayed(i, old) if report.stopped and i - 1 not in started else
+                                _compare(i, old, new, timed_out=i - 1 in timed_out,
                                          limit=limits.get(i - 1, _limit(old, timeout_s))))
     return report
 

@@ -39,7 +39,8 @@ def _agent_view(meta: dict[str, Any]) -> str:
     # The anchor a citation in the agent's answer (`[#42]`) links to: page.html#exec-42
     cited = meta.get("execution_id")
     anchor = f'<a id="exec-{cited}"></a>**[#{cited}]** ' if cited else ""
-    head = f"> {anchor}**Shown to the agent:** {agent_view(meta)} · {meta.get('status')} · {meta.get('duration_ms', '?')} ms"
+    head = (f"> {anchor}**Shown to the agent:** {agent_view(meta)} · {meta.get('status')} · "
+            f"{meta.get('duration_ms', '?')} ms")
     if meta.get("intent"):
         head += f" · intent: *{meta['intent']}*"
     reply = meta.get("agent_reply")

@@ -50,6 +50,7 @@ from ..errors import KernelUnavailable, ReplayError
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
+from ..wording import counted
 from .images import RASTER_TYPES, image_difference
 
 _VOLATILE = [
@@ -82,7 +83,8 @@ class KernelPlace:
 class CellReport:
     index: int
     execution_id: int | None
-    status: Literal["match", "differ", "skipped"]
+    status: Literal["match", "differ", "skipped", "not replayed"]
+    """skipped: the session never finished it; not replayed: the replay stopped before it (a dead kernel)"""
     diff: str = ""
     file_changed: str | None = None
     note: str = ""
@@ -96,6 +98,8 @@ class NotebookOutcome:
 
     name: str
     problem: str = ""
+    code_cells: int = 0
+    """How many code cells it holds: not replayed when it has a problem."""
 
 
 @dataclass
@@ -129,15 +133,27 @@ class ReplayReport:
         for nb in self.notebooks:
             ran = [c for c in self.cells if c.notebook == nb.name]
             lines.append(f"{nb.name}: " + (f"not replayed — {nb.problem}" if nb.problem else _tally(ran)))
-        lines.append(_tally(self.cells) + ("" if self.ok else "; see the differences above"))
+        unread = [n for n in self.notebooks if n.problem]
+        lines.append(_tally(self.cells, sum(n.code_cells for n in unread), [n.name for n in unread]))
         return "\n".join(lines)
 
 
-def _tally(cells: list[CellReport]) -> str:
+def _tally(cells: list[CellReport], unread_cells: int = 0, unread: list[str] | None = None) -> str:
+    """What was replayed and how it compared, and what was not replayed: "3 of 3 cells match" must not be
+    the whole story of a replay that left a notebook out (its kernel is not installed here)."""
     matched = sum(c.status == "match" for c in cells)
-    compared = sum(c.status != "skipped" for c in cells)
-    skipped = len(cells) - compared
-    return f"{matched} of {compared} cells match" + (f", {skipped} skipped" if skipped else "")
+    differ = sum(c.status == "differ" for c in cells)
+    skipped = sum(c.status == "skipped" for c in cells)
+    stopped = sum(c.status == "not replayed" for c in cells)
+    line = f"{matched} of {matched + differ} cells match" + (f", {skipped} skipped" if skipped else "")
+    if differ:
+        line += f"; {differ} differ: see the differences above"
+    if stopped:
+        line += f"; {stopped} not replayed: the replay stopped before them"
+    if unread:
+        cells = counted(unread_cells, "cell") if unread_cells else "the cells"
+        line += f"; {cells} of {', '.join(unread)} not replayed"
+    return line
 
 
 def normalise(text: str) -> str:
@@ -203,12 +219,15 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
             outcome.problem = "it is not next to the index"
             continue
         try:
-            part = one(path.parent / name, nbformat.read(path.parent / name, as_version=4))
-        except ReplayError as exc:  # this notebook cannot run here; the others still can
-            outcome.problem = exc.message
-            continue
+            part_nb = nbformat.read(path.parent / name, as_version=4)
         except ValueError as exc:  # nbformat: not JSON, not a notebook
             outcome.problem = f"not a readable notebook: {exc}"
+            continue
+        try:
+            part = one(path.parent / name, part_nb)
+        except ReplayError as exc:  # this notebook cannot run here; the others still can
+            outcome.problem = exc.message
+            outcome.code_cells = sum(c.cell_type == "code" for c in part_nb.cells)
             continue
         for c in part.cells:
             c.notebook = name
@@ -239,6 +258,7 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
             cell.pop("outputs", None)
             cell.pop("execution_count", None)
     timed_out: set[int] = set()
+    started: set[int] = set()
 
     def limit(cell: Any) -> float:
         meta = _meta(cell)
@@ -255,7 +275,8 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
         timeout=timeout_s, timeout_func=limit, allow_errors=True, interrupt_on_timeout=True,
         # Answer for a kernel that ignores the interrupt instead of waiting on it again.
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "interrupted at the time limit", "traceback": []},
-        on_cell_executed=executed, kernel_name=kernel,
+        on_cell_executed=executed, on_cell_start=lambda cell, cell_index: started.add(cell_index),
+        kernel_name=kernel,
         resources={"metadata": {"path": str(where)}})
     report = ReplayReport()
     # The kernel's own stderr (start-up warnings, a crash's last words) is not the cells' output:
@@ -271,8 +292,18 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
                 cell.setdefault("outputs", [])
     for i, (old, new) in enumerate(zip(recorded.cells, nb.cells, strict=False), 1):
         if old.cell_type == "code":
-            report.cells.append(_compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old)))
+            report.cells.append(not_replayed(i, old) if report.stopped and i - 1 not in started
+                                else _compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old)))
     return report
+
+
+def not_replayed(index: int, old: Any) -> CellReport:
+    """A cell the replay never reached (its kernel died on an earlier one); one the session never finished is
+    `skipped` as always."""
+    meta = _meta(old)
+    if meta.get("status") in _NOT_RUN:
+        return CellReport(index, meta.get("execution_id"), "skipped", note=_NOT_RUN[meta["status"]])
+    return CellReport(index, meta.get("execution_id"), "not replayed", note="the replay stopped before it")
 
 
 def _project_kernel(name: str, recorded: dict[str, Any], where: Path, place: KernelPlace) -> tuple[str, dict[str, str]]:
