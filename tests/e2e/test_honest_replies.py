@@ -56,7 +56,7 @@ async def test_purging_the_current_session_leaves_it_usable(client: Client) -> N
     assert not purged.is_error and "1 session(s)" in text_of(purged)
     assert await run(client, "python", "print(y)") == (False, "1")  # records went, the kernel stayed
     batch = await client.call_tool("ctx_batch_execute", {"commands": [{"label": "a", "command": "echo hi"}]})
-    assert not batch.is_error and "a: ok" in text_of(batch)
+    assert not batch.is_error and "1. a [#" in text_of(batch) and "]: ok" in text_of(batch)
     stats = text_of(await client.call_tool("ctx_stats", {}))
     assert "ctx_execute" in stats
 

@@ -203,7 +203,7 @@ async def test_a_batch_command_stopped_by_the_batch_budget_says_so_and_replays_u
                                                                                         project: Path) -> None:
     reply = text_of(await client.call_tool("ctx_batch_execute", {"timeout": 4000, "commands": [
         {"label": "quick", "command": "echo quick"}, {"label": "slow", "command": "echo begun; sleep 30"}]}))
-    assert "slow: timeout" in reply, reply
+    assert "slow [#2]: timeout" in reply, reply
     text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
     nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
     slow = nb.cells[1].metadata.context_kernel
@@ -261,7 +261,8 @@ def test_cells_after_the_kernel_died_in_replay_are_counted_as_not_replayed(tmp_p
         made.metadata["context_kernel"] = {"status": "ok"}
         return made
 
-    nb.cells = [cell("print('one')", "one\n"), cell("import os\nos._exit(1)", "two\n"), cell("print('three')", "three\n")]
+    nb.cells = [cell("print('one')", "one\n"), cell("import os\nos._exit(1)", "two\n"),
+                cell("print('three')", "three\n")]
     path = tmp_path / "dies.ipynb"
     nbformat.write(nb, path)
     report = replay(path, timeout_s=30)

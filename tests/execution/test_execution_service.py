@@ -46,7 +46,8 @@ async def test_every_call_is_recorded_with_what_the_agent_saw(settings: Settings
             await app.execution.execute(ExecuteRequest(code="x", language="cobol"), SESSION)
     rows = record(settings).for_session(SESSION.id)
     assert [r.status for r in rows] == ["ok", "refused"]
-    assert rows[0].returned_text == ok.text == "hi" and rows[0].bytes_returned == 2
+    # the reply ends with its citation; the record keeps the text the agent read above it
+    assert ok.text == f"hi\n[#{ok.execution_id}]" and rows[0].returned_text == "hi" and rows[0].bytes_returned == 2
     assert rows[0].bytes_produced == 3 and rows[0].kernel_name == "python3" and rows[0].duration_ms
     assert rows[1].returned_text == str(refused.value) and rows[1].error_name == "InvalidRequest"
 
@@ -60,7 +61,7 @@ async def test_the_record_of_a_cell_is_pending_in_the_database_while_its_code_ru
     async with AppHolder(settings) as holder:
         app = await holder.get()
         reply = await app.execution.execute(ExecuteRequest(code=code, language="python"), SESSION)
-    assert reply.text == "pending"
+    assert reply.text == f"pending\n[#{reply.execution_id}]"
 
 
 async def test_a_large_output_is_recorded_in_full_while_the_reply_is_trimmed(settings: Settings) -> None:

@@ -7,7 +7,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from context_kernel.execution.text import HeadTail, compact_traceback, strip_ansi
+from context_kernel.execution.text import HeadTail, strip_ansi
+from context_kernel.execution.tracebacks import compact_traceback
 
 
 def test_output_within_budget_is_returned_whole() -> None:
@@ -87,7 +88,7 @@ def test_a_flood_of_short_lines_keeps_its_first_and_last_lines_and_counts_the_re
 def test_ansi_codes_are_stripped_from_tracebacks() -> None:
     tb = ["\x1b[0;31mZeroDivisionError\x1b[0m", "", "\x1b[1;32m----> 1\x1b[0m 1/0",
           "ZeroDivisionError: division by zero"]
-    assert compact_traceback(tb) == "ZeroDivisionError\n----> 1 1/0\nZeroDivisionError: division by zero"
+    assert compact_traceback(tb).text == "ZeroDivisionError\n----> 1 1/0\nZeroDivisionError: division by zero"
     assert strip_ansi("\x1b]0;title\x07plain") == "plain"
 
 

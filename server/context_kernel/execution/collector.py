@@ -8,6 +8,7 @@ about a second before (the runner asks on each message and on its liveness tick;
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -30,7 +31,6 @@ class OutputCollector:
         self.bytes_produced = 0
         self.capped = False
         self.error: dict[str, Any] | None = None
-        self.rich: list[str] = []
         self._pending: list[dict[str, Any]] = []
         self._pending_bytes = 0
         self._flushed_at = time.monotonic()
@@ -72,17 +72,14 @@ class OutputCollector:
         output = nbformat.v4.output_from_msg(msg)
         self._record(output)
         data = content.get("data", {})
-        text = data.get("text/plain")
-        non_text = [m for m in data if m not in ("text/plain",)]
-        if non_text:
-            kinds = ", ".join(sorted(non_text))
-            label = f"[{kinds} output recorded ({_human(size)}): not returned here; see the session notebook]"
-            self.rich.append(label)
-            if any(m.startswith("image/") for m in non_text):
-                self.stdout.feed(label + "\n")
-                return
-        if isinstance(text, list):
-            text = "".join(text)
+        rich = sorted(m for m in data if m != "text/plain")
+        if rich and (any(m.startswith("image/") for m in rich) or _says_nothing(data)):
+            # A plot, or HTML whose text/plain is `<IPython.core.display.HTML object>`: a line saying what was
+            # recorded, instead of base64 or a repr that reads as if the display had shown nothing.
+            self.stdout.feed(f"[{', '.join(rich)} output recorded ({_human(size)}): not returned here; see the "
+                             "session notebook]\n")
+            return
+        text = _plain(data)
         if text:
             self.stdout.feed(text if text.endswith("\n") else text + "\n")
 
@@ -140,3 +137,27 @@ def _content_size(msg_type: str, content: dict[str, Any]) -> int:
 
 def _human(size: int) -> str:
     return f"{size / 1024:.1f} KB" if size >= 1024 else f"{size} B"
+
+
+# The text/plain of an object that has no text form of its own: `<IPython.core.display.HTML object>`.
+_DEFAULT_REPR = re.compile(r"<[\w.]+ (object|at 0x[0-9a-f]+)( at 0x[0-9a-f]+)?>")
+# Renderings of the same data as its text/plain (a DataFrame's table): the text says what they say.
+_TEXT_RENDERINGS = frozenset({"text/plain", "text/html", "text/latex", "text/markdown"})
+
+
+def _plain(data: dict[str, Any]) -> str:
+    text = data.get("text/plain") or ""
+    return "".join(text) if isinstance(text, list) else str(text)
+
+
+def _says_nothing(data: dict[str, Any]) -> bool:
+    plain = _plain(data).strip()
+    return not plain or _DEFAULT_REPR.fullmatch(plain) is not None
+
+
+def placeholder_types(data: dict[str, Any]) -> list[str]:
+    """The MIME types of a rich output whose content the agent did not read: all of them beside a text/plain
+    that says nothing (a default repr, or none); otherwise all but the HTML, LaTeX and markdown renderings of
+    that text (a DataFrame's table)."""
+    says_nothing = _says_nothing(data)
+    return sorted(m for m in data if m != "text/plain" and (says_nothing or m not in _TEXT_RENDERINGS))

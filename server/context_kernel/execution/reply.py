@@ -10,15 +10,19 @@ from typing import Literal
 from ..kernels.languages import Language
 from .collector import OutputCollector
 from .runner import CellOutcome
-from .text import compact_traceback, strip_ansi
+from .text import strip_ansi
+from .tracebacks import compact_traceback
+
+ReplyKind = Literal["full", "trimmed", "intent", "partial"]
 
 
 @dataclass(frozen=True)
 class ShapedReply:
     text: str
     is_error: bool
-    kind: Literal["full", "trimmed", "intent"]
-    """Whether the agent saw all of the output, its head and tail, or the lines matching the intent."""
+    kind: ReplyKind
+    """Whether the agent saw all of the output, its head and tail, the lines matching the intent, or all of it
+    but a part left out (a traceback shortened, stderr counted but not shown, a timeout's interrupt traceback)."""
 
 
 def shape_reply(
@@ -37,20 +41,24 @@ def shape_reply(
     else:
         marker = f"; the full output is recorded as execution #{exec_id}"
     stdout = body if body is not None else strip_ansi(collector.stdout.render(marker))
-    trimmed = collector.stdout.trimmed or collector.stderr.trimmed or body is not None
+    trimmed = collector.stdout.trimmed or collector.stderr.trimmed
     parts: list[str] = [stdout.rstrip("\n")] if stdout.strip() else []
     is_error = outcome.status not in ("ok", "running")
+    left_out = False  # a part of the output the reply does not carry (not a cut: a whole part)
     if _answered_with_exit_1(collector, outcome, language, stdout):
         is_error = False
         parts += ([] if parts else ["(no output)"]) + ["[exit code 1]"]
     if is_error:
-        parts += _failure(collector, outcome)
+        failure, left_out = _failure(collector, outcome)
+        parts += failure
     elif collector.stderr.total_bytes:
         parts.append(f"[stderr: {collector.stderr.total_bytes} bytes, not shown; recorded with execution #{exec_id}]")
+        left_out = True
     parts += _endings(collector, outcome, exec_id, notes)
     if not parts:
         parts.append("(no output)")
-    kind: Literal["full", "trimmed", "intent"] = "intent" if body is not None else ("trimmed" if trimmed else "full")
+    kind: ReplyKind = ("intent" if body is not None else "trimmed" if trimmed else "partial" if left_out
+                       else "full")
     return ShapedReply("\n".join(parts), is_error, kind)
 
 
@@ -64,19 +72,22 @@ def _answered_with_exit_1(collector: OutputCollector, outcome: CellOutcome, lang
             and (bool(stdout.strip()) or not collector.stderr_text.strip()))
 
 
-def _failure(collector: OutputCollector, outcome: CellOutcome) -> list[str]:
-    """What a failed cell adds: its stderr, then its traceback or its error's name."""
+def _failure(collector: OutputCollector, outcome: CellOutcome) -> tuple[list[str], bool]:
+    """What a failed cell adds: its stderr, then its traceback or its error's name; and whether a part of the
+    failure was left out (a shortened traceback, or the interrupt's traceback of a timed-out cell)."""
     parts = []
     err_text = collector.stderr_text.strip()
     if err_text:
         parts.append("--- stderr ---\n" + err_text)
+    traceback = collector.error.get("traceback") if collector.error else None
     if outcome.status == "timeout":
-        pass  # the KeyboardInterrupt traceback of our own interrupt says nothing new
-    elif collector.error and collector.error.get("traceback"):
-        parts.append(compact_traceback(collector.error["traceback"]))
-    elif outcome.error_name and outcome.error_name not in ("Timeout",):
+        return parts, bool(traceback)  # the KeyboardInterrupt traceback of our own interrupt says nothing new
+    if traceback:
+        compact = compact_traceback(traceback)
+        return [*parts, compact.text], compact.shortened
+    if outcome.error_name and outcome.error_name not in ("Timeout",):
         parts.append(f"{outcome.error_name}: {outcome.error_value or ''}".rstrip(": "))
-    return parts
+    return parts, False
 
 
 def _endings(collector: OutputCollector, outcome: CellOutcome, exec_id: int, notes: list[str]) -> list[str]:

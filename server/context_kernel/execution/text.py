@@ -315,11 +315,3 @@ class HeadTail:
     def __len__(self) -> int:
         return self.total_bytes
 
-
-def compact_traceback(lines: list[str], max_lines: int = 30) -> str:
-    """A traceback the agent can read: ANSI stripped, blank lines dropped, long ones cut in the middle."""
-    text = strip_ansi("\n".join(lines))
-    rows = [r for r in text.splitlines() if r.strip() and not set(r.strip()) <= {"-"}]
-    if len(rows) > max_lines:
-        rows = rows[:5] + [f"... ({len(rows) - max_lines + 5} traceback lines cut) ..."] + rows[-(max_lines - 5):]
-    return "\n".join(rows)

@@ -32,6 +32,7 @@ import nbformat
 from nbformat import v4
 
 from ..datadir import private_dir, write_private
+from ..execution.collector import placeholder_types
 from ..kernels.languages import language_for_kernel
 from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from ..wording import counted
@@ -187,7 +188,8 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
         meta["placeholders"] = placeholders
         if row.returned_kind == "full":
             meta["agent_saw"] = "placeholder"
-    if meta["agent_saw"] in ("trimmed", "intent", "indexed", "placeholder") and row.returned_text is not None:
+    shown_differs = meta["agent_saw"] in ("trimmed", "intent", "partial", "indexed", "placeholder")
+    if shown_differs and row.returned_text is not None:
         # What the agent was shown differs from the full output: keep it, visibly, before the output.
         meta["agent_reply"] = row.returned_text
         cell.outputs.insert(0, v4.new_output("stream", name="stdout", text=(
@@ -211,9 +213,11 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
 
 
 def _placeholders(outputs: list[Any]) -> list[str]:
-    """The MIME types of rich outputs (plots, HTML tables) the agent got a placeholder line for,
-    not the data (execution/collector.py)."""
-    return sorted({mime for o in outputs for mime in o.get("data", {}) if mime != "text/plain"})
+    """The MIME types of rich outputs the agent got a placeholder line for, not the data: images, and any
+    rendering whose text/plain says nothing (`<IPython.core.display.HTML object>`). The HTML, LaTeX or
+    markdown of a DataFrame beside its text/plain are other forms of the text the agent read
+    (execution/collector.py decides the same way)."""
+    return sorted({mime for o in outputs for mime in placeholder_types(o.get("data", {}))})
 
 
 def agent_view(meta: dict[str, Any]) -> str:
@@ -221,6 +225,8 @@ def agent_view(meta: dict[str, Any]) -> str:
     90-byte reply to a 17 KB plot is a placeholder, not '90 of 17,641 bytes' of it)."""
     seen = meta.get("agent_saw") or "full"
     kinds = {"full": "full output", "trimmed": "trimmed output (head and tail)",
+             "partial": "the output with a part left out (a traceback shortened, or stderr or the interrupt's "
+                        "traceback not shown)",
              "intent": "intent output (the matching lines)", "indexed": "search results (the output was indexed)",
              "placeholder": "the text output"}
     what = kinds.get(seen, f"{seen} output")

@@ -151,8 +151,8 @@ def _tally(cells: list[CellReport], unread_cells: int = 0, unread: list[str] | N
     if stopped:
         line += f"; {stopped} not replayed: the replay stopped before them"
     if unread:
-        cells = counted(unread_cells, "cell") if unread_cells else "the cells"
-        line += f"; {cells} of {', '.join(unread)} not replayed"
+        left = counted(unread_cells, "cell") if unread_cells else "the cells"
+        line += f"; {left} of {', '.join(unread)} not replayed"
     return line
 
 

@@ -45,7 +45,7 @@ NEVER_RAN_ERRORS = frozenset({"KernelUnavailable", "KernelStartFailed", "PoolExh
 ExecutionStatus = Literal["pending", "ok", "error", "timeout", "interrupted", "died", "refused", "running"]
 """pending: recorded before the code runs (a killed server leaves it so); running: a background cell
 still going; interrupted: the client or server went away mid-cell; the rest as the cell ended."""
-ReturnedKind = Literal["full", "trimmed", "intent", "refused", "indexed"]
+ReturnedKind = Literal["full", "trimmed", "intent", "partial", "refused", "indexed"]
 """How the reply relates to the output: all of it, head and tail, the lines matching the intent, a
 refusal (nothing ran), or indexed only (batch commands: the reply carries search results)."""
 
