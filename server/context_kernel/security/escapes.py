@@ -27,8 +27,9 @@ Argument lists are joined with shell quoting (`["bash", "-c", "rm -rf x"]` becom
 `rm -rf`, which `Bash(rm -rf *)` still denies).
 
 Limits: this reads literals with regular expressions and a small lexer per language
-(`literals.py`), it does not parse or run the code. A command built at run time (from variables,
-files, `getattr(os, "sys" + "tem")`, `eval`, aliases made in an earlier cell) cannot be seen.
+(`literals.py`; a call's arguments in `call_arguments.py`), it does not parse or run the code. A
+command built at run time (from variables, files, `getattr(os, "sys" + "tem")`, `eval`, aliases
+made in an earlier cell) cannot be seen.
 Calls inside comments and string literals are not recognised (except IPython `!` lines, read from
 the raw text), and an unusual object method with the same name as a process call
 (`regex.exec("...")`) is read as one: that over-denies, never under-denies.
@@ -39,8 +40,17 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from context_kernel.security.call_arguments import (
+    _Arg,
+    _args,
+    _argv_line,
+    _as_words,
+    _command_line,
+    _plain_line,
+    _positional,
+)
 from context_kernel.security.literals import mask_code, read_literal
 
 _ALIASES = {
@@ -63,151 +73,6 @@ class ShellEscape:
     """The command line the code would run, as well as it can be rebuilt."""
     via: str
     """The call that runs it, e.g. `os.system`."""
-
-
-# --- call arguments ----------------------------------------------------------------------------
-
-_STATEMENT_END = re.compile(r"\s(?:if|unless|or|and|do)\b|&&|\|\|")
-_KEYWORD_ARG = re.compile(r"\s*([A-Za-z_]\w*)\s*(?:=(?!=)|:(?!:))")
-_KEPT_KEYWORDS = frozenset({"args", "argv", "cmd", "command", "arguments", "program", "file", "filename"})
-
-
-@dataclass
-class _Arg:
-    head: str = ""
-    """Code at depth 0 before the first literal or bracket (keyword names, `new`, `c`, `array`)."""
-    strings: list[str] = field(default_factory=list)
-    """Literals at depth 0: concatenated pieces of one string."""
-    items: list[str] = field(default_factory=list)
-    """Literals inside brackets: the elements of a list or array."""
-    opens_object: bool = False
-    start: int = 0
-    end: int = 0
-
-    @property
-    def keyword(self) -> str | None:
-        m = _KEYWORD_ARG.match(self.head)
-        return m.group(1) if m else None
-
-
-def _args(code: str, pos: int, lang: str, parenless: bool = False) -> tuple[list[_Arg], int]:
-    """Arguments of a call whose `(` ends just before `pos` (or, `parenless`, that run to the end
-    of the statement, as in `system "ls"`); returns them and the position after the call."""
-    args: list[_Arg] = []
-    cur = _Arg(start=pos)
-    depth, i, n = 0, pos, len(code)
-    seen_token = False
-    while i < n:
-        lit = read_literal(code, i, lang)
-        if lit is not None and lit.end > i:
-            values = lit.value.split() if lit.kind == "words" else [lit.value]
-            if depth == 0 and lit.kind != "words":
-                cur.strings.extend(values)
-            else:
-                cur.items.extend(values)
-            seen_token, i = True, lit.end
-            continue
-        c = code[i]
-        if c in "([{":
-            if depth == 0 and not seen_token and c == "{" and lang not in ("go", "csharp", "php"):
-                cur.opens_object = True
-            depth += 1
-            seen_token = True
-        elif c in ")]}":
-            if depth == 0:
-                i += 1
-                break
-            depth -= 1
-        elif c == "," and depth == 0:
-            cur.end = i
-            args.append(cur)
-            cur = _Arg(start=i + 1)
-            seen_token = False
-        elif parenless and depth == 0 and (c in ";\n" or _STATEMENT_END.match(code, i)):
-            if not (c == "\n" and _continues(code, i)):
-                break
-        elif depth == 0 and not seen_token:
-            cur.head += c
-            if not c.isspace() and not c.isalnum() and c not in "_=:.":
-                seen_token = True
-        i += 1
-    cur.end = i
-    if cur.strings or cur.items or cur.head.strip():
-        args.append(cur)
-    return args, i
-
-
-def _continues(code: str, i: int) -> bool:
-    """Whether the line ending at `i` ends with a comma (the argument list goes on)."""
-    j = i - 1
-    while j >= 0 and code[j] in " \t\r":
-        j -= 1
-    return j >= 0 and code[j] == ","
-
-
-def _object_value(code: str, arg: _Arg, lang: str, keys: tuple[str, ...]) -> _Arg | None:
-    """The value of `key: ...` inside an object argument (`{args: [...]}`, `{cmd: [...]}`)."""
-    m = re.compile(r"\b(?:" + "|".join(keys) + r")\s*:\s*").search(code, arg.start, arg.end)
-    if m is None:
-        return None
-    found, _ = _args(code, m.end(), lang)
-    return found[0] if found else None
-
-
-def _positional(code: str, args: list[_Arg], lang: str) -> list[_Arg]:
-    """Arguments that carry the command: positional ones, and keyword ones named like a command
-    (`args=`, `command =`); objects contribute their `args`/`cmd` entry."""
-    kept = []
-    for arg in args:
-        keyword = arg.keyword
-        if arg.opens_object:
-            inner = _object_value(code, arg, lang, ("cmd", "args", "command"))
-            if inner is not None:
-                kept.append(inner)
-            continue
-        if keyword is not None and keyword not in _KEPT_KEYWORDS:
-            continue
-        if not arg.strings and not arg.items:
-            kept.append(arg)  # a variable: keeps its place, contributes nothing
-            continue
-        kept.append(arg)
-    return kept
-
-
-def _as_words(arg: _Arg) -> list[str]:
-    if arg.strings:
-        return ["".join(arg.strings)]
-    return list(arg.items)
-
-
-def _command_line(args: list[_Arg]) -> str | None:
-    """First argument as a command: a string as it is, a list joined with quoting."""
-    if not args:
-        return None
-    first = args[0]
-    if first.strings:
-        return "".join(first.strings)
-    if first.items:
-        return shlex.join(first.items)
-    return None
-
-
-def _argv_line(args: list[_Arg]) -> str | None:
-    """Every argument an argv element (lists flattened); a lone string is a command line."""
-    literal_args = [a for a in args if a.strings or a.items]
-    if not literal_args:
-        return None
-    if len(args) == 1 and args[0].strings:
-        return "".join(args[0].strings)
-    words = [w for a in args for w in _as_words(a)]
-    return shlex.join(words) if words else None
-
-
-def _plain_line(args: list[_Arg]) -> str | None:
-    """Program then an arguments string, joined as written (C#'s Process.Start)."""
-    parts = ["".join(a.strings) if a.strings else " ".join(a.items) for a in args]
-    line = " ".join(p for p in parts if p)
-    return line or None
 
 
 # --- per language ------------------------------------------------------------------------------

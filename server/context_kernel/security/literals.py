@@ -12,6 +12,7 @@ rarer quoting forms are read as ordinary characters.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -118,86 +119,123 @@ _R_RAW = re.compile(r"[rR](['\"])(-*)([(\[{])")
 
 def read_literal(code: str, i: int, lang: str) -> Literal | None:
     """The string literal starting at `i` in `lang`, if one does."""
-    c = code[i]
-    prev = code[i - 1] if i else ""
-    word_before = prev.isalnum() or prev in ("_", "$")
+    c = code[i]  # first, so that a position past the end fails the same way in every language
     if lang == "python":
-        m = _PY_STRING.match(code, i)
-        if m and not word_before and (m.group(1) or c in "'\""):
-            raw = "r" in m.group(1).lower()
-            body, end = _quoted(code, m.end(), m.group(2), escapes=True)
-            return Literal(body if raw else _decode(body), end)
+        return _python_literal(code, i)
+    if lang == "csharp" and (c in "@$" or code.startswith('"""', i)):
+        return _csharp_literal(code, i)
+    quoted = _BY_QUOTE.get(c)
+    if quoted is not None:
+        return quoted(code, i, lang)
+    if _word_before(code, i):  # a prefix glued to a name (`seq(`, `bar"`) is part of that name
         return None
-    if c == '"' and lang == "csharp" and code.startswith('"""', i):
-        body, end = _quoted(code, i + 3, '"""', escapes=False)
-        return Literal(body, end)
-    if c in "@$" and lang == "csharp":
+    if lang == "rust":
+        return _rust_raw(code, i)
+    if lang == "r":
+        return _r_raw(code, i)
+    return _prefixed(code, i, lang)
+
+
+def _word_before(code: str, i: int) -> bool:
+    prev = code[i - 1] if i else ""
+    return prev.isalnum() or prev in ("_", "$")
+
+
+def _python_literal(code: str, i: int) -> Literal | None:
+    """Python: a quote with at most two prefix letters (`r`, `b`, `u`, `f`); raw ones are not decoded."""
+    m = _PY_STRING.match(code, i)
+    if m and not _word_before(code, i) and (m.group(1) or code[i] in "'\""):
+        raw = "r" in m.group(1).lower()
+        body, end = _quoted(code, m.end(), m.group(2), escapes=True)
+        return Literal(body if raw else _decode(body), end)
+    return None
+
+
+def _csharp_literal(code: str, i: int) -> Literal | None:
+    """C#: `@"..."` verbatim (`""` is a quote), `$"..."` interpolated, else a triple-quoted raw string."""
+    if code[i] in "@$":
         m = _CS_PREFIX.match(code, i)
         if m:
             verbatim = "@" in m.group(0)
             body, end = _quoted(code, m.end(), '"', escapes=not verbatim, doubled=verbatim)
             return Literal(body.replace('""', '"') if verbatim else _decode(body), end)
         return None
-    if c == '"':
-        if lang == "elixir" and code.startswith('"""', i):
-            body, end = _quoted(code, i + 3, '"""')
-            return Literal(_decode(body), end)
+    body, end = _quoted(code, i + 3, '"""', escapes=False)
+    return Literal(body, end)
+
+
+def _double_quoted(code: str, i: int, lang: str) -> Literal | None:
+    if lang == "elixir" and code.startswith('"""', i):
+        body, end = _quoted(code, i + 3, '"""')
+    else:
         body, end = _quoted(code, i + 1, '"')
-        return Literal(_decode(body), end)
-    if c == "'":
-        if lang in ("go", "rust", "csharp"):  # char literals (and rust lifetimes): never commands
-            m = _CHAR.match(code, i)
-            return Literal(m.group(0)[1:-1], m.end()) if m else None
-        body, end = _quoted(code, i + 1, "'")
-        if lang in ("ruby", "perl", "php"):
-            return Literal(body.replace("\\'", "'").replace("\\\\", "\\"), end)
-        return Literal(_decode(body), end)
-    if c == "`":
-        if lang in ("javascript", "typescript"):
-            body, end = _template(code, i + 1)
-            return Literal(body, end)
-        if lang == "go":
-            body, end = _quoted(code, i + 1, "`", escapes=False)
-            return Literal(body, end)
-        if lang in ("ruby", "perl", "php"):
-            body, end = _quoted(code, i + 1, "`")
-            return Literal(body, end, "shell")
-        return None
-    if word_before:
-        return None
-    if lang == "rust":
-        m = _RUST_RAW.match(code, i)
-        if m:
-            body, end = _quoted(code, m.end(), '"' + m.group(1), escapes=False)
-            return Literal(body, end)
-        return None
-    if lang == "ruby" and c == "%":
-        m = _RUBY_PERCENT.match(code, i)
-        if m:
-            body, end = _delimited(code, m.start(2))
-            kind = {"x": "shell", "w": "words", "W": "words"}.get(m.group(1), "str")
-            return Literal(body, end, kind)
-        return None
-    if lang == "perl" and c == "q":
-        m = _PERL_QUOTE.match(code, i)
-        if m:
-            body, end = _delimited(code, m.start(2))
-            kind = {"qx": "shell", "qw": "words"}.get(m.group(1), "str")
-            return Literal(body, end, kind)
-        return None
-    if lang == "elixir" and c == "~":
-        m = _SIGIL.match(code, i)
-        if m:
-            body, end = _delimited(code, m.start(2))
-            return Literal(body, end, "words" if m.group(1) in "wW" else "str")
-        return None
-    if lang == "r" and c in "rR":
-        m = _R_RAW.match(code, i)
-        if m:
-            closer = _PAIRS[m.group(3)] + m.group(2) + m.group(1)
-            body, end = _quoted(code, m.end(), closer, escapes=False)
-            return Literal(body, end)
+    return Literal(_decode(body), end)
+
+
+def _single_quoted(code: str, i: int, lang: str) -> Literal | None:
+    if lang in ("go", "rust", "csharp"):  # char literals (and rust lifetimes): never commands
+        m = _CHAR.match(code, i)
+        return Literal(m.group(0)[1:-1], m.end()) if m else None
+    body, end = _quoted(code, i + 1, "'")
+    if lang in ("ruby", "perl", "php"):  # only \\ and \' are escapes in single quotes there
+        return Literal(body.replace("\\'", "'").replace("\\\\", "\\"), end)
+    return Literal(_decode(body), end)
+
+
+def _backticked(code: str, i: int, lang: str) -> Literal | None:
+    if lang in ("javascript", "typescript"):
+        body, end = _template(code, i + 1)
+        return Literal(body, end)
+    if lang == "go":
+        body, end = _quoted(code, i + 1, "`", escapes=False)
+        return Literal(body, end)
+    if lang in ("ruby", "perl", "php"):  # backticks run their body as a shell command
+        body, end = _quoted(code, i + 1, "`")
+        return Literal(body, end, "shell")
     return None
+
+
+_BY_QUOTE: dict[str, Callable[[str, int, str], Literal | None]] = {
+    '"': _double_quoted, "'": _single_quoted, "`": _backticked,
+}
+
+
+def _rust_raw(code: str, i: int) -> Literal | None:
+    m = _RUST_RAW.match(code, i)
+    if m:
+        body, end = _quoted(code, m.end(), '"' + m.group(1), escapes=False)
+        return Literal(body, end)
+    return None
+
+
+def _r_raw(code: str, i: int) -> Literal | None:
+    m = _R_RAW.match(code, i)
+    if m:
+        closer = _PAIRS[m.group(3)] + m.group(2) + m.group(1)
+        body, end = _quoted(code, m.end(), closer, escapes=False)
+        return Literal(body, end)
+    return None
+
+
+# Quoting with a prefix then any delimiter (ruby `%x{}`, perl `qw()`, elixir `~s[]`): the prefix's
+# pattern (the prefix in group 1, the delimiter in group 2) and the kind each prefix gives, "str" else.
+_PREFIXED: dict[str, tuple[re.Pattern[str], dict[str, str]]] = {
+    "ruby": (_RUBY_PERCENT, {"x": "shell", "w": "words", "W": "words"}),
+    "perl": (_PERL_QUOTE, {"qx": "shell", "qw": "words"}),
+    "elixir": (_SIGIL, {"w": "words", "W": "words"}),
+}
+
+
+def _prefixed(code: str, i: int, lang: str) -> Literal | None:
+    form = _PREFIXED.get(lang)
+    if form is None:
+        return None
+    pattern, kinds = form
+    m = pattern.match(code, i)  # the pattern starts with the prefix: `%`, `q` or `~` must stand at i
+    if m is None:
+        return None
+    body, end = _delimited(code, m.start(2))
+    return Literal(body, end, kinds.get(m.group(1), "str"))
 
 
 _LINE_COMMENT = {
@@ -238,18 +276,8 @@ def mask_code(code: str, lang: str) -> tuple[str, str, list[Literal]]:
         if jump is None:
             break
         i = jump.start()
-        c = code[i]
-        comment = code.startswith(line, i) or (lang == "php" and c == "#" and not code.startswith("#[", i))
-        if comment and not (lang == "perl" and i and code[i - 1] == "$"):  # $#array is not a comment
-            end = code.find("\n", i)
-            end = n if end < 0 else end
-            for j in range(i, end):
-                out[j] = bare[j] = " "
-            i = end
-            continue
-        if line == "//" and code.startswith("/*", i):
-            end = code.find("*/", i + 2)
-            end = n if end < 0 else end + 2
+        end = _comment_end(code, i, lang, line)
+        if end is not None:
             for j in range(i, end):
                 if code[j] != "\n":
                     out[j] = bare[j] = " "
@@ -265,3 +293,17 @@ def mask_code(code: str, lang: str) -> tuple[str, str, list[Literal]]:
             continue
         i += 1
     return "".join(out), "".join(bare), literals
+
+
+def _comment_end(code: str, i: int, lang: str, line: str) -> int | None:
+    """Where a comment starting at `i` ends (before its newline, for a line comment); None if none does.
+    `line` is `lang`'s line-comment marker."""
+    c = code[i]
+    comment = code.startswith(line, i) or (lang == "php" and c == "#" and not code.startswith("#[", i))
+    if comment and not (lang == "perl" and i and code[i - 1] == "$"):  # $#array is not a comment
+        end = code.find("\n", i)
+        return len(code) if end < 0 else end
+    if line == "//" and code.startswith("/*", i):
+        end = code.find("*/", i + 2)
+        return len(code) if end < 0 else end + 2
+    return None
