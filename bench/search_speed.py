@@ -28,8 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "server"))
 
 from context_kernel.knowledge.chunking import chunk_document  # noqa: E402
+from context_kernel.knowledge.indexing import Indexer  # noqa: E402
 from context_kernel.knowledge.search import search  # noqa: E402
-from context_kernel.knowledge.service import KnowledgeService  # noqa: E402
 from context_kernel.store.db import Database  # noqa: E402
 from context_kernel.store.knowledge import KnowledgeRepository, SourceSpec  # noqa: E402
 
@@ -48,15 +48,15 @@ def _timed_index(work: Path, name: str, project: Path, per_document: bool) -> tu
     """Seconds until the indexing call returns (porter index), and for the trigram catch-up after it."""
     db = Database.open(work / f"{name}.sqlite3")
     repo = KnowledgeRepository(db.engine)
-    service = KnowledgeService(db=db, repo=repo, project_dir=project, search_budget=8192)
+    indexer = Indexer(db=db, repo=repo, project_dir=project)
     began = time.perf_counter()
     if per_document:
         for p in corpus_files():
             # what one ctx_index(content=...) call does: one transaction per document
-            repo.replace_sources([service._spec(p.stem, p.read_text(), p.name, "file", None, None, None)])
+            repo.replace_sources([indexer.spec(p.stem, p.read_text(), p.name, "file", None, None, None)])
     else:
         labelled = [(p, f"docs/{p.name}") for p in sorted((project / "docs").iterdir()) if p.suffix in (".md", ".rst")]
-        anyio.run(service._index_files, labelled, None)  # what ctx_index(path="docs") does per batch
+        anyio.run(indexer.index_files, labelled, None)  # what ctx_index(path="docs") does per batch
     returned = time.perf_counter() - began
     repo.catch_up_trigram()  # what the server runs right after, in the background
     caught_up = time.perf_counter() - began - returned
