@@ -164,11 +164,13 @@ def _trafilatura(body: bytes, content_type: str | None, url: str) -> tuple[str, 
 def _readability_only(body: bytes, content_type: str | None, url: str) -> tuple[str, str]:
     """readability's summary whatever it dropped (what `ours` would return without its fallback)."""
     from context_kernel.web import html as ours
+    from context_kernel.web.markup import parse_html
+    from context_kernel.web.navigation import drop_chrome
 
-    root = ours._parse_html(body.decode("utf-8", "replace"))
+    root = parse_html(body.decode("utf-8", "replace"))
     if root is None:
         return "", "none"
-    ours._drop_chrome(root)
+    drop_chrome(root)
     summary, _ = ours._readability(lxml.html.tostring(root, encoding="unicode"))
     if summary is None:
         return "", "none"

@@ -107,30 +107,14 @@ def ctx_tool(tool: str) -> str | None:
 
 
 def _deny_rule_violation(call: HookCall, ctx: RoutingContext) -> str | None:
+    """The reason of the first deny rule the call breaks (its path, then commands, code, URLs), or None."""
     ti = call.tool_input
     name = ctx_tool(call.tool or "")
-    paths: list[str] = []
-    shell: list[str] = []
-    code: list[tuple[str, str]] = []
-    urls: list[str] = []
-    if name == "ctx_fetch_and_index":
-        # WebFetch rules follow the page to our fetch tool: it must not be a way around them.
-        requests = ti.get("requests")
-        items: list[Any] = requests if isinstance(requests, list) else []
-        urls = [u for u in [ti.get("url"), *(r.get("url") for r in items if isinstance(r, dict))] if isinstance(u, str)]
-    if name in ("ctx_execute_file", "ctx_index") and isinstance(ti.get("path"), str):
-        paths.append(ti["path"])
-    if call.tool == "Bash" and isinstance(ti.get("command"), str):
-        shell.append(ti["command"])
-    elif name in ("ctx_execute", "ctx_execute_file") and isinstance(ti.get("code"), str):
-        code.append((str(ti.get("language") or ""), ti["code"]))
-    elif name == "ctx_batch_execute" and isinstance(ti.get("commands"), list):
-        for item in ti["commands"]:
-            command = item.get("command") if isinstance(item, dict) else item
-            if isinstance(command, str):
-                shell.append(command)
+    urls = _fetch_urls(ti) if name == "ctx_fetch_and_index" else []
+    paths = [ti["path"]] if name in ("ctx_execute_file", "ctx_index") and isinstance(ti.get("path"), str) else []
+    shell, code = _commands_and_code(call.tool, name, ti)
     if not (paths or shell or code or urls):
-        return None
+        return None  # nothing a rule could match: the rules are not even loaded
     rules = ctx.rules()
     if rules is None:
         return None
@@ -141,6 +125,28 @@ def _deny_rule_violation(call: HookCall, ctx: RoutingContext) -> str | None:
         + [rules.check_url(u) for u in urls]
     )
     return next((v.reason for v in found if v is not None), None)
+
+
+def _fetch_urls(ti: dict[str, Any]) -> list[str]:
+    """The addresses a ctx_fetch_and_index call asks for: WebFetch rules follow the page to our fetch
+    tool, which must not be a way around them."""
+    requests = ti.get("requests")
+    items: list[Any] = requests if isinstance(requests, list) else []
+    return [u for u in [ti.get("url"), *(r.get("url") for r in items if isinstance(r, dict))] if isinstance(u, str)]
+
+
+def _commands_and_code(tool: str | None, name: str | None,
+                       ti: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The shell commands (a Bash call, each command of a batch) and the (language, code) a call would run."""
+    if tool == "Bash" and isinstance(ti.get("command"), str):
+        return [ti["command"]], []
+    if name in ("ctx_execute", "ctx_execute_file") and isinstance(ti.get("code"), str):
+        return [], [(str(ti.get("language") or ""), ti["code"])]
+    if name == "ctx_batch_execute" and isinstance(ti.get("commands"), list):
+        # A batch's commands come as {"label", "command"} objects or as bare strings; others are skipped.
+        commands = (item.get("command") if isinstance(item, dict) else item for item in ti["commands"])
+        return [command for command in commands if isinstance(command, str)], []
+    return [], []
 
 
 def _webfetch_reason(tool_input: dict[str, Any]) -> str:

@@ -67,34 +67,57 @@ def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
     intent_score = _intent_scores(lines, intent)
     extreme = _extremes(lines, tids, miner)
     severity = severities(lines)
+    scores = _line_scores(lines, ids, miner, intent_score, severity, extreme)
+    keep = _pick_lines(lines, scores, tids, miner, severity, extreme, budget)
+    matched = sum(1 for s in intent_score if s > 0)
+    return IntentExcerpt(_numbered(lines, keep, intent_score), matched, len(keep), n, len(miner.templates))
+
+
+def _line_scores(lines: list[str], ids: list[tuple[int, int]], miner: TemplateMiner, intent_score: list[float],
+                 severity: list[float], extreme: dict[int, float]) -> list[float]:
+    """Per line, the four signals weighed into one score; a blank line scores 0."""
+    n = len(lines)
     log_n = math.log(max(n, 2))
-    # A cue on many lines (tests named "handles failed fetch", hundreds of retries) says less than
-    # one on two lines of 3,000: severity counts in full only when few lines reach its level.
-    at_least = {level: sum(1 for v in severity if v >= level) for level in set(severity)}
-    cue_rarity = {level: 0.5 + 0.5 * math.log(n / max(1, k)) / log_n for level, k in at_least.items()}
-    cue = [v * cue_rarity[v] for v in severity]
+    cue = _cue_strengths(severity, n, log_n)
     scores: list[float] = []
     for i, line in enumerate(lines):
         if not line.strip():
             scores.append(0.0)
             continue
+        tid, shape = ids[i]
         # The template says how unusual the line's kind is; its exact shape, half as much, what
         # merging hid (one "will be destroyed" among "will be created" lines).
-        rarity = (math.log(n / miner.count[tids[i]]) + 0.5 * math.log(n / miner.shape_count[ids[i][1]])) / (1.5 * log_n)
+        rarity = (math.log(n / miner.count[tid]) + 0.5 * math.log(n / miner.shape_count[shape])) / (1.5 * log_n)
         scores.append(W_INTENT * intent_score[i] + W_RARE * rarity + W_SEVERE * cue[i]
                       + W_EXTREME * extreme.get(i, 0.0))
-    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    return scores
+
+
+def _cue_strengths(severity: list[float], n: int, log_n: float) -> list[float]:
+    """Per line, its severity weighed by how few lines reach that level.
+
+    A cue on many lines (tests named "handles failed fetch", hundreds of retries) says less than
+    one on two lines of 3,000: severity counts in full only when few lines reach its level.
+    """
+    at_least = {level: sum(1 for v in severity if v >= level) for level in set(severity)}
+    cue_rarity = {level: 0.5 + 0.5 * math.log(n / max(1, k)) / log_n for level, k in at_least.items()}
+    return [v * cue_rarity[v] for v in severity]
+
+
+def _pick_lines(lines: list[str], scores: list[float], tids: list[int], miner: TemplateMiner,
+                severity: list[float], extreme: dict[int, float], budget: int) -> list[int]:
+    """Indices of the lines to show, in document order: best first, a few per template, within the budget."""
     shown_per: dict[int, int] = {}
     keep: list[int] = []
     used = 0
-    for i in order:
+    for i in sorted(range(len(lines)), key=lambda i: (-scores[i], i)):
         if scores[i] < MIN_SCORE and keep:
             break
         tid = tids[i]
         # Extremes are few by construction (the top values of a column): never capped.
         if shown_per.get(tid, 0) >= PER_TEMPLATE and miner.count[tid] > SHOW_ALL_BELOW and i not in extreme:
             continue
-        cost = min(len(lines[i]), MAX_LINE_CHARS) + 12
+        cost = _cost(lines[i])
         if used + cost > budget:
             if keep:
                 continue
@@ -104,14 +127,30 @@ def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
             shown_per[tid] = shown_per.get(tid, 0) + 1
         used += cost
         if severity[i] >= 0.7:
-            for j in range(i + 1, min(n, i + 1 + CONTINUATION_LINES)):
-                line = lines[j]
-                cost = min(len(line), MAX_LINE_CHARS) + 12
-                if not line[:1].isspace() or not line.strip() or j in keep or used + cost > budget:
-                    break
-                keep.append(j)
-                used += cost
-    keep = sorted(set(keep))
+            used = _keep_details(lines, i, keep, used, budget)
+    return sorted(set(keep))
+
+
+def _keep_details(lines: list[str], i: int, keep: list[int], used: int, budget: int) -> int:
+    """Append to `keep` the indented lines right after failure line `i` (a location, a DETAIL, a
+    frame), while the budget lasts; return the budget used then."""
+    for j in range(i + 1, min(len(lines), i + 1 + CONTINUATION_LINES)):
+        line = lines[j]
+        cost = _cost(line)
+        if not line[:1].isspace() or not line.strip() or j in keep or used + cost > budget:
+            break
+        keep.append(j)
+        used += cost
+    return used
+
+
+def _cost(line: str) -> int:
+    """What showing a line takes of the budget: its text up to the cut, and its number and mark."""
+    return min(len(line), MAX_LINE_CHARS) + 12
+
+
+def _numbered(lines: list[str], keep: list[int], intent_score: list[float]) -> str:
+    """The kept lines numbered, `>` on those holding the intent's words, `…` where lines were skipped."""
     out: list[str] = []
     prev = -2
     for j in keep:
@@ -121,8 +160,7 @@ def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
         line = lines[j] if len(lines[j]) <= MAX_LINE_CHARS else lines[j][:MAX_LINE_CHARS] + " …"
         out.append(f"{mark}{j + 1:>6}: {line}")
         prev = j
-    matched = sum(1 for s in intent_score if s > 0)
-    return IntentExcerpt("\n".join(out), matched, len(keep), n, len(miner.templates))
+    return "\n".join(out)
 
 
 def _intent_scores(lines: list[str], intent: str) -> list[float]:
