@@ -9,6 +9,7 @@ import select
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from mcp.types import CallToolResult
 
@@ -32,17 +33,22 @@ def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Setting
 
 
 CITATION = re.compile(r"\n\[#(\d+)\]\Z")
+EXECUTIONS_META = "context-kernel/executions"
 
 
 def text_of(result: CallToolResult) -> str:
     """The reply's text without its citation line (`[#42]`, which ends every execution's reply); the citation
     must name an execution the result's `_meta` carries, so every test that reads a reply checks that too.
     tests/e2e/test_citations.py checks that the replies carry one."""
-    text = "".join(getattr(block, "text", "") for block in result.content)
+    return uncited("".join(getattr(block, "text", "") for block in result.content), result.meta)
+
+
+def uncited(text: str, meta: dict[str, Any] | None) -> str:
+    """`text_of` for a reply read as JSON (`result["content"]`, `result.get("_meta")`)."""
     cited = CITATION.search(text)
     if cited is None:
         return text
-    ids = (result.meta or {}).get("context-kernel/executions") or []
+    ids = (meta or {}).get(EXECUTIONS_META) or []
     assert int(cited[1]) in ids, f"the reply cites [#{cited[1]}] but its _meta names {ids}"
     return text[:cited.start()]
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from .notebooks.service import ExportService
     from .records.service import RecordService
     from .security.call_guard import DenyGuard
-    from .semantic.service import SemanticRecall
+    from .semantic.startup import SemanticSlot
     from .store.db import Database
     from .store.events import EventRepository
     from .web.client import SafeFetcher
@@ -49,31 +48,6 @@ CULL_EVERY_S = 60.0
 RETENTION_EVERY_S = 86_400.0
 
 log = logging.getLogger(__name__)
-
-
-class SemanticSlot:
-    """The semantic recall started in the background, closed with the App even when it finishes starting
-    after the App closed (an embedder process left running otherwise)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._semantic: SemanticRecall | None = None
-        self._closed = False
-
-    def keep(self, semantic: SemanticRecall) -> bool:
-        with self._lock:
-            if not self._closed:
-                self._semantic = semantic
-                return True
-        semantic.close()
-        return False
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            semantic, self._semantic = self._semantic, None
-        if semantic is not None:
-            semantic.close()
 
 
 @dataclass(frozen=True)
@@ -127,7 +101,7 @@ _GROUND_MODULES = (
 )
 _SERVICE_MODULES = (
     "execution.batch", "execution.service", "kernels.pool", "kernels.backend", "notebooks.service", "records.service",
-    "store.executions", "web.client", "web.service",
+    "semantic.startup", "store.executions", "web.client", "web.service",
     "knowledge.chunking", "knowledge.walk", "security.redact",  # indexing's, imported by it where it needs them
 )
 
@@ -201,6 +175,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
     from .kernels.pool import KernelPool
     from .notebooks.service import ExportService
     from .records.service import RecordService
+    from .semantic.startup import SemanticSlot, start_recall
     from .store.executions import ExecutionRepository
     from .web.client import SafeFetcher
     from .web.service import FetchService
@@ -232,27 +207,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
     )
     semantic_slot = SemanticSlot()
     if settings.semantic:
-
-        async def start_semantic() -> None:
-            # Off the build: numpy, the tokenizer and the table take a few hundred ms, and the first call
-            # (a search by words meanwhile) must not wait for them; nor for the stored vectors after.
-            def started() -> SemanticRecall | None:
-                # Kept by the slot in this thread: a shutdown while it starts (its result would be dropped
-                # with the cancelled task) still stops its embedder process.
-                semantic = _semantic(settings, db)
-                return semantic if semantic is not None and semantic_slot.keep(semantic) else None
-
-            semantic = None
-            try:
-                semantic = await anyio.to_thread.run_sync(started)
-                if semantic is not None:
-                    await anyio.to_thread.run_sync(semantic.warm)
-            finally:
-                knowledge.attach_semantic(semantic)
-            if semantic is not None:
-                semantic.indexed()  # sections indexed while it started: embed them now, not at the next wake
-
-        tg.start_soon(start_semantic)
+        tg.start_soon(start_recall, settings, db, semantic_slot, knowledge.attach_semantic)
     # On a gateway the python kernel is the gateway's python3, not this project's interpreter.
     execution = ExecutionService(db=db, executions=executions, pool=pool, project_dir=settings.project_dir,
                                  limits=limits, spawn=spawn, knowledge=knowledge, guard=guard,
@@ -288,21 +243,6 @@ async def _warm_secret_shapes(home: Path) -> None:
         await anyio.to_thread.run_sync(default_shapes)
     except Exception:  # a warm-up: the first redaction raises it again where it matters
         log.exception("could not read detect-secrets' patterns in advance")
-
-
-def _semantic(settings: Settings, db: Database) -> SemanticRecall | None:
-    """Semantic recall when the extra is installed and not switched off; else None (search by words)."""
-    from .semantic.status import probe
-
-    status = probe(settings.semantic, settings.semantic_model)
-    if status.state != "on" or status.files is None:
-        log.info("semantic search: %s %s", status.detail, status.hint)
-        return None
-    from .semantic.service import SemanticRecall
-
-    semantic = SemanticRecall(db=db, files=status.files, nice=settings.semantic_nice)
-    semantic.start()  # embeds what an earlier run left without vectors, in the background
-    return semantic
 
 
 async def _retention_loop(db: Database, settings: Settings) -> None:

@@ -1,17 +1,23 @@
-"""The table of environment variables (docs/configuration.md, which the README points to) names exactly
-the variables the package reads.
+"""docs/configuration.md's table of environment variables (the README points to it) and what the code reads.
 
-"Reads" is decided from the source with `ast`, over every module of the package (not named files,
-so the check survives code moving between modules). A name counts when it is a string constant in:
+The command line's own variables are one table in the code, `cli.environment.ENV_TABLE`, which its readers
+take every name and default from: each of its rows must be in the docs' table with the same default, and
+every `CONTEXT_KERNEL_*` variable read anywhere in the package, and every variable read in `cli/`, must be
+one of its rows.
+
+The rest (HOME, the clients' project variables, what kernels and kernel processes read) is found in the
+source with `ast`, over every module of the package (not named files, so the check survives code moving
+between modules). A name counts as read when it is a string constant in:
 
 - `env.get("X")`, `env.setdefault("X", ...)`, `env["X"]` (not as an assignment target), `"X" in env`,
   `"X" not in env`, where `env` is any name or attribute called `env`, `_env`, `*_env` or `environ`
   (so `os.environ`, `self._env` and `settings.base_env` count too), and `os.getenv("X")`;
-- a call that is handed such an `env` together with a constant name, like `_env_int(env, "X", 5)`
+- a call that is handed such an `env` together with a constant name, like `_int(env, "X")`
   (a helper that reads `X` from `env`);
 - a module-level tuple, list, set or frozenset whose name ends in `_VARS`, like `PROJECT_VARS`
   (names the code reads in a loop), except the scrub lists below.
 
+Every name so read, and every row of ENV_TABLE, is in the docs' table, and the docs' table names nothing else.
 Kernel processes (`kernel_processes/`) are part of the package and their
 reads count: they change what the programs a cell runs see (HOME, the locale, Go's cache).
 
@@ -22,8 +28,12 @@ values are never looked at. They are checked against docs/tools.md instead, whic
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
+
+from context_kernel.cli.environment import ENV_TABLE, VARIABLES, EnvVar
+from context_kernel.settings import GatewaySettings, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "server" / "context_kernel"
@@ -33,6 +43,7 @@ TABLE_MARK = "<!-- env-table -->"
 SCRUB_LISTS = frozenset({"INJECTION_VARS", "_JUPYTER_VARS"})
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+OURS = re.compile(r"CONTEXT_KERNEL_[A-Z0-9_]+")
 
 
 def _is_env(node: ast.expr) -> bool:
@@ -112,6 +123,12 @@ def package_reads() -> set[str]:
     return set().union(*(names_read(p.read_text()) for p in sorted(PACKAGE.rglob("*.py"))))
 
 
+def our_constants() -> set[str]:
+    """Every string constant of the package that is a `CONTEXT_KERNEL_*` name, however the code reads it."""
+    return {node.value for path in PACKAGE.rglob("*.py") for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and OURS.fullmatch(node.value)}
+
+
 def scrubbed_names() -> set[str]:
     found: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
@@ -121,18 +138,32 @@ def scrubbed_names() -> set[str]:
     return found
 
 
-def readme_table_names() -> set[str]:
-    """Names in the first column of the table that follows the marker (a cell may name several)."""
+def readme_table_defaults() -> dict[str, str]:
+    """Each name in the first column of the table that follows the marker, with its row's last cell (the
+    default), backticks removed. A cell may name several: "`A`, `B` | … | `60`, `10`" gives A 60 and B 10;
+    a default without as many parts is every name's."""
     text = README.read_text()
     assert TABLE_MARK in text, f"docs/configuration.md has no {TABLE_MARK} marker before the environment table"
     rows = text.split(TABLE_MARK, 1)[1].lstrip("\n").splitlines()
-    names: set[str] = set()
+    found: dict[str, str] = {}
     for row in rows:
         if not row.startswith("|"):
             break
-        first_cell = row.strip("|").split("|", 1)[0]
-        names.update(n for n in re.findall(r"`([^`]+)`", first_cell) if NAME.fullmatch(n))
-    return names
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        names = [n for n in re.findall(r"`([^`]+)`", cells[0]) if NAME.fullmatch(n)]
+        default = cells[-1].replace("`", "")
+        parts = default.split(", ")
+        found.update(zip(names, parts if len(parts) == len(names) else [default] * len(names), strict=True))
+    return found
+
+
+def readme_table_names() -> set[str]:
+    return set(readme_table_defaults())
+
+
+def says(documented: str, row: EnvVar) -> bool:
+    """The docs' default begins with the table's (`104857600` in "104857600 (100 MB)"), as a whole word."""
+    return re.match(re.escape(row.documented_default) + r"(?![\w.])", documented) is not None
 
 
 def test_the_scan_sees_every_way_the_code_reads_a_variable() -> None:
@@ -145,7 +176,7 @@ def test_the_scan_sees_every_way_the_code_reads_a_variable() -> None:
         "def f(env, self, settings):\n"
         "    env.get('GET'); env['ITEM']; 'IN' in env; 'NOT_IN' not in self._env\n"
         "    os.environ.get('OS_GET'); os.getenv('GETENV'); settings.base_env.setdefault('SETDEFAULT', '1')\n"
-        "    _env_int(env, 'HELPER', 5); env['WRITTEN'] = '1'; env.get(name); print('LOUD')\n"
+        "    _int(env, 'HELPER'); env['WRITTEN'] = '1'; env.get(name); print('LOUD')\n"
         "    env.get(HOME_VAR)\n"
     )
     assert names_read(source) == {
@@ -154,9 +185,32 @@ def test_the_scan_sees_every_way_the_code_reads_a_variable() -> None:
     }
 
 
+def test_every_variable_of_the_cli_table_is_in_the_docs_with_its_default() -> None:
+    documented = readme_table_defaults()
+    assert len(ENV_TABLE) >= 30 and len(VARIABLES) == len(ENV_TABLE)  # the table at all, each name once
+    missing = sorted(row.name for row in ENV_TABLE if row.name not in documented)
+    wrong = {row.name: f"the code says {row.documented_default!r}, the docs {documented[row.name]!r}"
+             for row in ENV_TABLE if row.name in documented and not says(documented[row.name], row)}
+    assert {"not in the docs' table": missing, "another default in the docs": wrong} == {
+        "not in the docs' table": [], "another default in the docs": {}}
+
+
+def test_every_context_kernel_variable_read_in_the_package_and_every_cli_read_is_in_the_cli_table() -> None:
+    ours = {n for n in package_reads() | our_constants() if n.startswith("CONTEXT_KERNEL_")}
+    cli_reads = set().union(*(names_read(p.read_text()) for p in sorted((PACKAGE / "cli").rglob("*.py"))))
+    assert {"CONTEXT_KERNEL_HOME", "CONTEXT_KERNEL_HOOK_LOG", "CTX_FETCH_STRICT"} <= ours | cli_reads  # scanned
+    assert sorted((ours | cli_reads) - set(VARIABLES)) == []
+
+
+def test_every_field_the_cli_table_names_is_a_settings_field() -> None:
+    known = {f.name for f in dataclasses.fields(Settings)}
+    known |= {f"gateway.{f.name}" for f in dataclasses.fields(GatewaySettings)}
+    assert sorted(row.field for row in ENV_TABLE if row.field is not None and row.field not in known) == []
+
+
 def test_every_variable_the_package_reads_is_in_the_readme_table_and_nothing_else() -> None:
-    read, documented = package_reads(), readme_table_names()
-    assert "CONTEXT_KERNEL_HOME" in read  # the scan found the CLI's reads at all
+    read, documented = package_reads() | set(VARIABLES), readme_table_names()
+    assert "HOME" in read and "CONTEXT_KERNEL_HOME" in read  # the scan found the package's reads at all
     missing, stale = sorted(read - documented), sorted(documented - read)
     assert {"read but not in the README's table": missing, "in the table but read nowhere": stale} == {
         "read but not in the README's table": [], "in the table but read nowhere": []}

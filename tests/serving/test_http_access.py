@@ -23,7 +23,7 @@ import httpx2
 import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from tests.helpers import server_command, text_of
+from tests.helpers import server_command, text_of, uncited
 from tests.serving.http_harness import HTTP_TIMEOUT, MODERN, HttpServer, http_server, server_env, tools_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -274,7 +274,8 @@ async def test_two_default_sdk_clients_over_the_stateless_protocol_do_not_share_
 
 def _reply_text(response: httpx2.Response) -> str:
     assert response.status_code == 200, response.text
-    return "".join(block.get("text", "") for block in response.json()["result"]["content"])
+    result = response.json()["result"]
+    return uncited("".join(block.get("text", "") for block in result["content"]), result.get("_meta"))
 
 
 @pytest.mark.kernels

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCResponse
 from starlette.types import Message, Receive, Scope, Send
-from tests.helpers import text_of
+from tests.helpers import text_of, uncited
 from tests.serving.http_harness import HTTP_TIMEOUT, HttpServer, http_server, tools_call
 from tests.serving.stream_dropper import stream_dropper
 
@@ -152,4 +152,5 @@ def _unblock(fifo: Path) -> None:
 
 def _text(response: httpx2.Response) -> str:
     assert response.status_code == 200, response.text
-    return "".join(block.get("text", "") for block in response.json()["result"]["content"])
+    result = response.json()["result"]
+    return uncited("".join(block.get("text", "") for block in result["content"]), result.get("_meta"))

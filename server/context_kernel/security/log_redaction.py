@@ -2,7 +2,7 @@
 
 A log message is ours and stays as written; what it quotes — its `%` arguments (an error's text, a
 URL, a command) and the traceback of an exception — is redacted before any handler formats it.
-Installed on the handlers `serve` sets up (cli/__init__.py), so every logger's records pass through it.
+Installed on the handlers `serve` sets up (cli/serving.py), so every logger's records pass through it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Wire context-kernel into agent clients: MCP server entry, hook entries, routing instructions.
 
-`context-kernel setup <client>` / `uninstall <client>` (see `cli/__init__.py`); `hooks_status` and
+`context-kernel setup <client>` / `uninstall <client>` (see `cli/setup.py`); `hooks_status` and
 `mcp_entry_present` tell `doctor` what is wired where.
 """
