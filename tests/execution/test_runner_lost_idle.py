@@ -63,6 +63,9 @@ class FloodThatLosesItsIdle:
     async def answer_input_requests(self) -> int:
         return 0
 
+    async def files_touched(self, reply_content: dict[str, Any]) -> dict[str, str]:
+        return {}
+
     async def is_alive(self) -> bool:
         return True
 

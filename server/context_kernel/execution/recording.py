@@ -16,6 +16,7 @@ on a worker thread when larger.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -168,21 +169,24 @@ class CellRecord:
                                        bytes_returned=len(reply.text.encode()), returned_text=reply.text,
                                        returned_kind=reply.kind))
 
-    async def background_done(self, outcome: CellOutcome, bytes_produced: int, reply: ShapedReply) -> None:
+    async def background_done(self, outcome: CellOutcome, bytes_produced: int, reply: ShapedReply,
+                              files: list[dict[str, Any]] | None = None) -> None:
         """A background cell's end; the reply it records is the one sent when it started."""
         await self.finish(ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, bytes_produced=bytes_produced,
             bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
-            note="background cell; the reply was sent before it finished"))
+            note="background cell; the reply was sent before it finished", files=_json(files)))
 
     async def completed(self, outcome: CellOutcome, kernel_instance: str | None, bytes_produced: int,
-                        reply: ShapedReply, note: str | None) -> None:
-        """A cell that ran to its end (ok, error, timeout, died) and the reply the agent got."""
+                        reply: ShapedReply, note: str | None, files: list[dict[str, Any]] | None = None) -> None:
+        """A cell that ran to its end (ok, error, timeout, died) and the reply the agent got; `files`: those it
+        opened (execution/provenance.py)."""
         await self.finish(ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel_instance, bytes_produced=bytes_produced,
-            bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind, note=note))
+            bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind, note=note,
+            files=_json(files)))
 
     async def batch_done(self, outcome: CellOutcome, kernel_instance: str | None, bytes_produced: int,
                          note: str) -> None:
@@ -216,3 +220,7 @@ async def _redacted(redact: Callable[[T], T], value: T, size: int) -> T:
     if size <= INLINE_REDACTION_BYTES:
         return redact(value)
     return await anyio.to_thread.run_sync(redact, value)
+
+
+def _json(files: list[dict[str, Any]] | None) -> str | None:
+    return json.dumps(files) if files else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,6 +48,8 @@ class CellOutcome:
     note: str = ""
     replace_kernel: bool = False
     """The kernel cannot be trusted with another cell (it stopped replying): the pool replaces it."""
+    files: dict[str, str] = field(default_factory=dict)
+    """The files the cell opened, {path: "r" or "w"}, where the kernel reports them (kernels/file_access.py)."""
 
 
 class CellRun:
@@ -172,6 +174,7 @@ class CellRun:
                              "unknown (something inside the kernel is broken, e.g. sys.stdout was replaced); "
                              "it is replaced by a new kernel and its state is lost: run the cell again"))
         content = reply["content"] if reply else {}
+        files = await self.kernel.files_touched(content) if reply else {}
         err = self.collector.error or {}
         status: CellStatus = "error" if content.get("status") == "error" or err else "ok"
         self.state_lost = _state_lost(content)
@@ -180,13 +183,14 @@ class CellRun:
             cap = f"output passed the {self.collector.hard_cap} byte cap"
             return CellOutcome(status="error", error_name="OutputCapExceeded", interrupted=True, restarted=restarted,
                                error_value=f"{cap}; {self.state_lost}" if restarted else cap,
-                               execution_count=content.get("execution_count"))
+                               execution_count=content.get("execution_count"), files=files)
         return CellOutcome(
             status=status,
             error_name=content.get("ename") or err.get("ename"),
             error_value=content.get("evalue") or err.get("evalue"),
             execution_count=content.get("execution_count"),
             restarted=restarted,
+            files=files,
         )
 
     async def stop_after_timeout(self, restart_timeout: float) -> CellOutcome:
@@ -203,6 +207,7 @@ class CellRun:
                 status="timeout", interrupted=True, restarted=outcome.restarted,
                 execution_count=outcome.execution_count, error_name="Timeout",
                 error_value=self.state_lost or "the cell was interrupted; the kernel kept its state",
+                files=outcome.files,
             )
         if self.died:
             return CellOutcome(status="died", error_name="KernelDied",

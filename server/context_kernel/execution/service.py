@@ -32,6 +32,7 @@ from ..store.executions import ExecutionRepository, ExecutionStart, recorded_std
 from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
+from .provenance import FileHashes
 from .recording import CellRecord, Recorder
 from .remote_files import read_for_remote
 from .reply import intent_head, prefixed, sent_text, shape_reply, stopped_notice
@@ -56,23 +57,16 @@ class ExecutionLimits:
 
 class ExecutionService:
     def __init__(
-        self,
-        *,
-        db: Database,
-        executions: ExecutionRepository,
-        pool: KernelPool,
-        project_dir: Path,
-        limits: ExecutionLimits,
-        spawn: Spawn,
-        knowledge: KnowledgeService | None = None,
-        guard: DenyGuard | None = None,
-        python: ProjectPython | None = None,
+        self, *, db: Database, executions: ExecutionRepository, pool: KernelPool, project_dir: Path,
+        limits: ExecutionLimits, spawn: Spawn, knowledge: KnowledgeService | None = None,
+        guard: DenyGuard | None = None, python: ProjectPython | None = None,
     ) -> None:
         self._db = db
         self._executions = executions
         self._recorder = Recorder(db, executions)
         self._pool = pool
         self._project_dir = project_dir
+        self._hashes = FileHashes()
         self._limits = limits
         self._spawn = spawn
         self._knowledge = knowledge
@@ -270,7 +264,8 @@ class ExecutionService:
                                           error_value="the server stopped before the background cell finished")
                 with _shielded():
                     await run.flush()
-                    await record.background_done(outcome, run.collector.bytes_produced, reply)
+                    await record.background_done(outcome, run.collector.bytes_produced, reply,
+                                                 await self._hashes.of(outcome.files, self._project_dir))
             finally:
                 await self._pool.release_extra(run.kernel)
                 await stack.aclose()
@@ -342,7 +337,8 @@ class ExecutionService:
                             source_label=label)
         notice = stopped_notice(language.name if language else kernel.kernel_name, stopped) if stopped else None
         reply = prefixed(reply, self._python_header(session, kernel.kernel_name), notice)
-        await record.completed(outcome, kernel.instance_id, collector.bytes_produced, reply, "; ".join(notes) or None)
+        await record.completed(outcome, kernel.instance_id, collector.bytes_produced, reply, "; ".join(notes) or None,
+                               await self._hashes.of(outcome.files, self._project_dir))
         text = sent_text(reply.text, record.reply_note(), exec_id)
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
                             len(text.encode()), whole=reply.kind == "full")

@@ -23,13 +23,20 @@ from jupyter_client.manager import AsyncKernelManager
 from ..datadir import private_dir
 from ..errors import KernelRestartFailed, KernelStartFailed, KernelUnavailable
 from ..log_files import kernel_log
+from .file_access import EXPRESSION as FILES_EXPRESSION
+from .file_access import EXPRESSION_KEY as FILES_KEY
+from .file_access import files_from_reply
 from .kernel_log import KernelLog
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
-from .quirks import setup_code
+from .quirks import setup_code, tracks_files
 from .wire_channels import WireChannels
 
 RECEIVE_QUEUE_MESSAGES = 128
+
+
+# How long the silent request for an errored cell's files may take.
+FILES_WAIT_S = 5.0
 
 
 class Kernel(Protocol):
@@ -48,6 +55,7 @@ class Kernel(Protocol):
     def cwd_replaced(self) -> bool: ...
     async def start(self, timeout: float) -> None: ...
     async def run_silent(self, code: str, timeout: float) -> dict[str, Any] | None: ...
+    async def files_touched(self, reply_content: dict[str, Any]) -> dict[str, str]: ...
     def log_tail(self, limit: int = 2000) -> str: ...
     def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str: ...
     async def next_iopub(self, timeout: float) -> dict[str, Any] | None: ...
@@ -103,6 +111,8 @@ class JupyterKernel:
         self._log: KernelLog | None = None
         self.language_name: str = kernel_name
         self.sees_server_files = True
+        # An ipykernel reports the files each cell opened (kernels/file_access.py).
+        self.tracks_files = False
         # Blocking work before the kernelspec is read (the project python's probe and kernelspec,
         # kernels/python_env.py); it raises KernelUnavailable when the kernel cannot run.
         self._prepare = prepare
@@ -174,6 +184,7 @@ class JupyterKernel:
                 setup = setup_code(list(spec.argv))
                 if setup:
                     await self.run_silent(setup, timeout)
+                    self.tracks_files = tracks_files(list(spec.argv))
         except (TimeoutError, RuntimeError, OSError) as exc:
             await self.shutdown(now=True)  # first: the log is complete once the kernel is gone
             tail = self.log_tail()
@@ -193,11 +204,12 @@ class JupyterKernel:
             prefix = short / f"k-{self.instance_id}"
         return prefix
 
-    async def run_silent(self, code: str, timeout: float) -> dict[str, Any] | None:
+    async def run_silent(self, code: str, timeout: float,
+                         user_expressions: dict[str, str] | None = None) -> dict[str, Any] | None:
         """Run setup code that the agent never sees and the record does not keep; returns the reply."""
         msg = self._kc.session.msg("execute_request", {
-            "code": code, "silent": True, "store_history": False, "user_expressions": {}, "allow_stdin": False,
-            "stop_on_error": False,
+            "code": code, "silent": True, "store_history": False, "user_expressions": user_expressions or {},
+            "allow_stdin": False, "stop_on_error": False,
         })
         self._kc.shell_channel.send(msg)
         return await self.shell_reply(str(msg["header"]["msg_id"]), timeout)
@@ -221,9 +233,21 @@ class JupyterKernel:
             "code": code, "silent": False, "store_history": True,
             # allow_stdin: `input()` asks over the stdin channel and the runner answers an empty
             # line (without it ipykernel raises StdinNotImplementedError).
-            "user_expressions": {}, "allow_stdin": True, "stop_on_error": False,
+            "user_expressions": {FILES_KEY: FILES_EXPRESSION} if self.tracks_files else {},
+            "allow_stdin": True, "stop_on_error": False,
         }
         return self._channels.execute(content, metadata)
+
+    async def files_touched(self, reply_content: dict[str, Any]) -> dict[str, str]:
+        """Runner calls this after a cell: {path: "r" or "w"} it opened, from its execute_reply, or (ipykernel
+        evaluates no user expression after an error) from one silent request; {} for other kernels."""
+        if not self.tracks_files:
+            return {}
+        found = files_from_reply(reply_content)
+        if found is None and reply_content.get("status") != "ok":
+            reply = await self.run_silent("", FILES_WAIT_S, {FILES_KEY: FILES_EXPRESSION})
+            found = files_from_reply(reply["content"]) if reply else None
+        return found or {}
 
     async def next_iopub(self, timeout: float) -> dict[str, Any] | None:
         """Runner calls this to read the next IOPub message (any parent); None after `timeout` seconds."""

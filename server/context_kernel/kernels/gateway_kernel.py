@@ -243,6 +243,10 @@ class GatewayKernel:
     def log_tail(self, limit: int = 2000) -> str:
         return ""  # the kernel's own log is on the gateway's side; start errors carry its message
 
+    async def files_touched(self, reply_content: dict[str, Any]) -> dict[str, str]:
+        """Files on the gateway's machine are not the reviewer's: not tracked there."""
+        return {}
+
     def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
         self._cell_bytes, self._probe, self._interrupted_at = 0, None, None
         self._cell = self._queue("execute_request", {

@@ -13,6 +13,8 @@ about 64 KB so the server's memory stays bounded during a print flood.
 
 from __future__ import annotations
 
+from .file_access import SETUP as FILE_ACCESS_SETUP
+
 IPYKERNEL_SETUP = r'''
 def _ck_setup_fd_flush():
     import os, sys, threading
@@ -72,6 +74,11 @@ del _ck_setup_fd_flush
 
 def setup_code(argv: list[str]) -> str | None:
     """Code to run silently once after start, chosen by what the kernelspec launches."""
-    if any("ipykernel" in arg for arg in argv):
-        return IPYKERNEL_SETUP
+    if tracks_files(argv):
+        return IPYKERNEL_SETUP + FILE_ACCESS_SETUP
     return None
+
+
+def tracks_files(argv: list[str]) -> bool:
+    """Whether the kernel's setup installs the file-access hook (kernels/file_access.py): ipykernel's does."""
+    return any("ipykernel" in arg for arg in argv)

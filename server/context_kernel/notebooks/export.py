@@ -181,6 +181,10 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
     }
     if row.file_path:
         meta["file"] = {"path": row.file_path, "hash": row.file_hash}
+    if row.files:  # the files it opened (execution/provenance.py): what a reviewer traces a number to
+        opened = json.loads(row.files)
+        meta["inputs"] = [{k: v for k, v in f.items() if k != "mode"} for f in opened if f["mode"] == "read"] or None
+        meta["written"] = [{k: v for k, v in f.items() if k != "mode"} for f in opened if f["mode"] != "read"] or None
     if row.tool == BATCH_TOOL:
         meta["batch_label"] = batch_label(row.note)
     placeholders = _placeholders(cell.outputs)

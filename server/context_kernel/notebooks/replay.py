@@ -47,6 +47,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from ..errors import KernelUnavailable, ReplayError
+from ..execution.provenance import changed_inputs
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
@@ -293,7 +294,8 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
     for i, (old, new) in enumerate(zip(recorded.cells, nb.cells, strict=False), 1):
         if old.cell_type == "code":
             report.cells.append(not_replayed(i, old) if report.stopped and i - 1 not in started
-                                else _compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old)))
+                                else _compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old),
+                                              where=where))
     return report
 
 
@@ -329,7 +331,10 @@ def _project_kernel(name: str, recorded: dict[str, Any], where: Path, place: Ker
     return launch.kernel_name, python.env
 
 
-def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float) -> CellReport:
+def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float,
+             where: Path | None = None) -> CellReport:
+    """How the replayed cell compares with the recorded one; `where`: the project folder it replayed in (a
+    cell's recorded inputs are relative to it)."""
     meta = _meta(old)
     exec_id = meta.get("execution_id")
     if meta.get("status") in _NOT_RUN:
@@ -348,6 +353,8 @@ def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float) -
         diff = "\n".join(_image_changes(old.get("outputs", []), new.get("outputs", [])))
     note = f"interrupted at the {limit:g} s replay limit" if timed_out else ""
     status: Literal["match", "differ"] = "match" if not diff and not timed_out else "differ"
+    if status == "differ":  # which of the files it read changed since: the likely reason
+        changed = "; ".join(filter(None, [changed, *changed_inputs(meta.get("inputs") or [], where)])) or None
     return CellReport(index, exec_id, status, diff, changed, note)
 
 

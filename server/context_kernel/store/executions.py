@@ -62,6 +62,8 @@ class ExecutionEnd:
     returned_text: str | None = None
     returned_kind: ReturnedKind | None = None
     note: str | None = None
+    files: str | None = None
+    """The files the cell opened, a JSON list (execution/provenance.py); None where not tracked."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class ExecutionRow:
     note: str | None
     python: str | None = None
     python_env: str | None = None
+    files: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,8 +132,8 @@ _FINISH = text(
     "UPDATE executions SET status = :status, error_name = :error_name, error_value = :error_value, "
     "execution_count = :execution_count, kernel_instance = coalesce(:kernel_instance, kernel_instance), "
     "bytes_produced = :bytes_produced, bytes_returned = :bytes_returned, returned_text = :returned_text, "
-    "returned_kind = :returned_kind, note = :note, ended_at = :now, duration_ms = (:now - started_at) * 1000.0 "
-    "WHERE id = :id"
+    "returned_kind = :returned_kind, note = :note, files = :files, ended_at = :now, "
+    "duration_ms = (:now - started_at) * 1000.0 WHERE id = :id"
 )
 _OUTPUTS = text(
     "INSERT INTO outputs (execution_id, seq, output_type, name, size, data) "

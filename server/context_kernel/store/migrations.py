@@ -297,9 +297,16 @@ def _m009_labels_per_project(conn: Connection) -> None:
                          "nothing was changed", hint="run `context-kernel doctor` and keep a copy of the database")
 
 
+def _m010_execution_files(conn: Connection) -> None:
+    # The files a cell opened (kernels/file_access.py), as a JSON list of {path, mode, size, sha256}
+    # (execution/provenance.py): the export names each cell's inputs and replay the ones that changed.
+    conn.execute(text("ALTER TABLE executions ADD COLUMN files TEXT"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
     _m006_execution_python, _m007_source_flows, _m008_chunk_vectors, _m009_labels_per_project,
+    _m010_execution_files,
 ]
 # Steps that rebuild a table others reference: they run on a connection with foreign keys off
 # (a pragma SQLite ignores inside a transaction, so the caller sets it before beginning).

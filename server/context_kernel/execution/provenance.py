@@ -1,0 +1,97 @@
+"""What a cell read and wrote, as a reviewer needs it: each file's path (project-relative when inside the
+project), size and sha256, so replay can say which input of a diverging cell changed.
+
+Hashed at the cell's end, for reads and writes alike (a file the cell read and then changed has its changed
+hash). A file is hashed once per version: a cache keyed by (path, size, mtime) spares a warm session re-reading
+its 500 MB CSV after every cell. Past HASH_MAX_BYTES only size and modification time are kept: hashing a
+gigabyte would add about a second to the reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HASH_MAX_BYTES = 64 * 1024 * 1024
+CACHE_ENTRIES = 1024
+
+
+class FileHashes:
+    """sha256 of file versions, remembered by (path, size, mtime_ns)."""
+
+    def __init__(self) -> None:
+        self._known: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+
+    async def of(self, files: dict[str, str], project_dir: Path) -> list[dict[str, Any]] | None:
+        """`describe`, off the event loop; None for a cell that opened no file (or a kernel that does not say)."""
+        return await anyio.to_thread.run_sync(self.describe, files, project_dir) if files else None
+
+    def describe(self, files: dict[str, str], project_dir: Path) -> list[dict[str, Any]]:
+        """Each file the cell opened as {path, mode ("read"/"written"), size, sha256 or mtime}, in the order
+        opened; a file gone since (a temporary one) says so."""
+        return [self._one(path, mode, project_dir) for path, mode in files.items()]
+
+    def _one(self, path: str, mode: str, project_dir: Path) -> dict[str, Any]:
+        entry: dict[str, Any] = {"path": _shown(path, project_dir), "mode": "written" if mode == "w" else "read"}
+        try:
+            found = os.stat(path)
+        except OSError:
+            return entry | {"gone": True}
+        entry["size"] = found.st_size
+        if found.st_size > HASH_MAX_BYTES:
+            return entry | {"mtime": found.st_mtime}
+        key = (path, found.st_size, found.st_mtime_ns)
+        digest = self._known.get(key)
+        if digest is None:
+            try:
+                digest = _sha256(path)
+            except OSError:
+                return entry | {"gone": True}
+            self._known[key] = digest
+            if len(self._known) > CACHE_ENTRIES:
+                self._known.popitem(last=False)
+        return entry | {"sha256": digest}
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def _shown(path: str, project_dir: Path) -> str:
+    """Relative to the project when inside it: the export re-runs elsewhere with the project's files."""
+    try:
+        return str(Path(path).relative_to(project_dir))
+    except ValueError:
+        return path
+
+
+def changed_inputs(inputs: list[dict[str, Any]], project_dir: Path | None) -> list[str]:
+    """Replay's question: which of a cell's recorded inputs (the export's `inputs`) differ now (their hash, or
+    size and time for big ones)."""
+    changed = []
+    for entry in inputs:
+        if entry.get("gone") or not entry.get("path"):
+            continue
+        shown = entry["path"]
+        path = Path(shown) if Path(shown).is_absolute() or project_dir is None else project_dir / shown
+        try:
+            found = path.stat()
+        except OSError:
+            changed.append(f"{shown} no longer exists")
+            continue
+        if "sha256" in entry:
+            same = found.st_size == entry.get("size") and _sha256(str(path)) == entry["sha256"]
+        else:
+            same = found.st_size == entry.get("size") and found.st_mtime == entry.get("mtime")
+        if not same:
+            changed.append(f"{shown} (changed since the session)")
+    return changed

@@ -1,0 +1,56 @@
+"""A reviewer traces a number to the files its cell read: each python cell records the files it opened (path,
+size, sha256), the export names them per cell, and replay names the input that changed on a diverging cell."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from mcp.client.client import Client
+from tests.helpers import text_of
+
+from context_kernel.notebooks.replay import replay
+
+pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
+CSV = "species,body_mass_g\nAdelie,3750\nGentoo,6300\nChinstrap,3800\n"
+
+
+async def cells_of(client: Client) -> list[dict[str, Any]]:
+    done = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    path = Path(done.split(" to ", 1)[1].split(";")[0])
+    return [dict(c.metadata.context_kernel) for c in nbformat.read(path, as_version=4).cells
+            if c.cell_type == "code"] + [{"notebook": path}]
+
+
+async def test_each_cell_records_what_it_read_and_wrote_and_replay_names_the_changed_input(
+        client: Client, project: Path) -> None:
+    (project / "data").mkdir()
+    (project / "data" / "penguins.csv").write_text(CSV)
+    digest = "sha256:" + hashlib.sha256(CSV.encode()).hexdigest()
+    run = {"language": "python"}
+    heaviest = await client.call_tool("ctx_execute", run | {"code": (
+        "import pandas as pd\ndf = pd.read_csv('data/penguins.csv')\nprint(df.body_mass_g.max())")})
+    assert text_of(heaviest) == "6300"
+    await client.call_tool("ctx_execute", run | {"code": (
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        "plt.bar(df.species, df.body_mass_g)\nplt.savefig('mass.png')")})
+    await client.call_tool("ctx_execute", run | {"code": "print(6 * 7)"})
+    failed = await client.call_tool("ctx_execute", run | {"code": "open('data/penguins.csv').read()\n1/0"})
+    assert failed.is_error
+    read, plot, plain, error, end = await cells_of(client)
+    assert read["inputs"] == [{"path": "data/penguins.csv", "size": len(CSV), "sha256": digest}], read
+    assert "written" not in read
+    assert [w["path"] for w in plot["written"]] == ["mass.png"] and "inputs" not in plot, plot
+    assert "inputs" not in plain and "written" not in plain
+    # ipykernel evaluates no user expression after an error: the files came from one silent request
+    assert error["inputs"] == read["inputs"], error
+
+    (project / "data" / "penguins.csv").write_text(CSV.replace("6300", "6400"))
+    report = replay(end["notebook"], timeout_s=120, cwd=project)
+    by_cell = {c.index: c for c in report.cells}
+    assert by_cell[1].status == "differ" and "data/penguins.csv (changed since the session)" in (
+        by_cell[1].file_changed or ""), report.render()
+    assert by_cell[3].status == "match" and by_cell[3].file_changed is None
