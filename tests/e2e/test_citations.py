@@ -4,7 +4,10 @@ HTML export's `#exec-42` anchor."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -13,6 +16,8 @@ import pytest
 from mcp.client.client import Client
 from mcp.types import CallToolResult
 from tests.helpers import text_of
+
+from context_kernel.settings import Settings
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 META = "context-kernel/executions"
@@ -88,3 +93,26 @@ async def test_the_export_names_each_cell_by_its_id_and_the_html_has_its_anchor(
 async def test_the_server_tells_the_agent_to_cite_the_ids(client: Client) -> None:
     instructions = client.instructions or ""
     assert "[#42]" in instructions and "cite" in instructions
+
+
+async def test_context_kernel_show_prints_the_cited_execution_for_a_reviewer(client: Client, project: Path,
+                                                                            settings: Settings) -> None:
+    (project / "penguins.csv").write_text("species,body_mass_g\nGentoo,6300\nAdelie,3750\n")
+    exec_id = cited(await execute(client, "import csv\nrows = list(csv.DictReader(open('penguins.csv')))\n"
+                                          "print(max(int(r['body_mass_g']) for r in rows))"))
+    env = {**os.environ, "CONTEXT_KERNEL_HOME": str(settings.home)}
+
+    def show(arg: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "context_kernel", "show", arg], capture_output=True, text=True,
+                              env=env, cwd=project, timeout=60, check=False)
+
+    done = await anyio.to_thread.run_sync(show, f"[#{exec_id}]")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith(f"execution #{exec_id} · ctx_execute · python (kernel python3) · ok · "), out
+    assert "rows = list(csv.DictReader(open('penguins.csv')))" in out
+    assert "read    penguins.csv  sha256:" in out and "--- output ---\n6300\n" in out
+    assert "--- shown to the agent: full output — a 4-byte reply" in out
+    wrong, missing = await anyio.to_thread.run_sync(show, "penguins"), await anyio.to_thread.run_sync(show, "99999")
+    assert wrong.returncode == 2 and "not an execution id" in wrong.stderr
+    assert missing.returncode == 1 and "no execution #99999" in missing.stderr and "[#N]" in missing.stderr

@@ -118,7 +118,12 @@ def test_thirty_hooks_at_once_lose_no_event(hooks: Hooks, overloaded: bool) -> N
     assert deferral.wait_for_deferred(hooks.home, TIMEOUT)
     memory = open_memory(hooks.home)
     try:
-        assert sum(memory.ingest().values()) == 30
+        # It counted 21 of 30 once, on a loaded machine, and never again in 6 runs: what the hooks logged and
+        # what the spool held then, to tell a lost recording from a lost ingest next time.
+        spooled = sorted(p.name for p in (hooks.home / "spool").rglob("*"))
+        ingested = sum(memory.ingest().values())
+        log = hooks.home / "logs" / "hooks.log"
+        assert ingested == 30, (spooled, log.read_text() if log.exists() else "no hooks.log")
     finally:
         memory.engine.dispose()
     with closing(sqlite3.connect(hooks.home / "context-kernel.sqlite3")) as db:

@@ -1,5 +1,5 @@
 """The commands on what the data dir keeps, run without a server: `fetch` (pages into the knowledge base),
-`sessions`, `export` and `insight` (the session records), and `replay` (an exported notebook, re-run)."""
+`sessions`, `export`, `show` and `insight` (the session records), and `replay` (an exported notebook, re-run)."""
 
 from __future__ import annotations
 
@@ -127,6 +127,32 @@ def cmd_export(args: argparse.Namespace) -> int:
                      args.format == "html", args.redact)
 
 
+async def _show(settings: Settings, cited: str) -> int:
+    from ..app import AppHolder
+    from ..errors import ContextKernelError
+    from ..notebooks.show import render_execution
+
+    number = cited.strip().removeprefix("[").removesuffix("]").removeprefix("#").removeprefix("exec-")
+    if not number.isdigit():
+        print(f"context-kernel show: {cited!r} is not an execution id: give the number a reply cites, "
+              "e.g. 42 for [#42]", file=sys.stderr)
+        return 2
+    async with AppHolder(settings) as holder:
+        try:
+            row, outputs = await (await holder.get()).export.execution(int(number))
+        except ContextKernelError as exc:
+            print(f"context-kernel show: {exc}", file=sys.stderr)
+            return 1
+    print(render_execution(row, outputs))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    import anyio
+
+    return anyio.run(_show, build_settings(args, dict(os.environ)), args.execution)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -183,6 +209,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     insight.add_argument("-o", "--output", help="file (default: CONTEXT_KERNEL_HOME/insight.html)")
     insight.add_argument("--project", default=None)
     insight.set_defaults(func=cmd_insight)
+    show = sub.add_parser("show", help="print one execution: code, output, files read and written, what the "
+                          "agent was shown (the id a reply cites as [#42])")
+    show.add_argument("execution", help="its id: 42, #42 or exec-42")
+    show.add_argument("--project", default=None)
+    show.set_defaults(func=cmd_show)
     replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")
     replay.add_argument("notebook")
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")

@@ -12,7 +12,7 @@ from ..kernels.specs import find_spec
 from ..paths import resolve_in_project
 from ..security.record_redaction import redacted_output, redacted_row
 from ..store.db import Database
-from ..store.executions import ExecutionRepository, SessionSummary
+from ..store.executions import ExecutionRepository, ExecutionRow, SessionSummary
 from .export import Export, export_session
 
 
@@ -27,6 +27,15 @@ class ExportService:
 
     async def sessions(self) -> list[SessionSummary]:
         return await self._db.run(self._executions.sessions)
+
+    async def execution(self, execution_id: int) -> tuple[ExecutionRow, list[dict[str, Any]]]:
+        """One execution and its outputs (`context-kernel show`), any project's: a person at the CLI reads them."""
+        row, outputs = await self._db.run(
+            lambda: (self._executions.get(execution_id), self._executions.outputs(execution_id)))
+        if row is None:
+            raise InvalidRequest(f"no execution #{execution_id} is recorded in this data dir",
+                                 hint="`context-kernel sessions` lists the sessions; each reply cites its id as [#N]")
+        return row, outputs
 
     async def export(self, session_id: str, path: str | None = None, *, confined: bool = True,
                      html: bool = False, redact: bool = False) -> Export:
