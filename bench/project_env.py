@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,8 @@ def log(message: str) -> None:
 
 
 def text_of(result: object) -> str:
-    return "".join(getattr(block, "text", "") for block in getattr(result, "content", []))
+    # without the citation that ends every execution's reply (`[#42]`): the code's output is compared
+    return re.sub(r"\n\[#\d+\]\Z", "", "".join(getattr(block, "text", "") for block in getattr(result, "content", [])))
 
 
 def project_with_env(root: Path) -> Path:

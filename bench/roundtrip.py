@@ -248,7 +248,8 @@ def measure_initialize(project: Path, env: dict[str, str], runs: int) -> dict[st
 
 
 def text_of(result: object) -> str:
-    return "".join(getattr(block, "text", "") for block in getattr(result, "content", []))
+    # without the citation that ends every execution's reply (`[#42]`): the code's output is compared
+    return re.sub(r"\n\[#\d+\]\Z", "", "".join(getattr(block, "text", "") for block in getattr(result, "content", [])))
 
 
 async def measure_language(client: Client, bench: Bench, warm_calls: int) -> LangResult:

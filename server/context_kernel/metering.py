@@ -81,3 +81,7 @@ class CallRecord:
     bytes_kept_out: int = 0
     sources_in: dict[str, int] = field(default_factory=dict)
     sources_back: dict[str, int] = field(default_factory=dict)
+    arguments: str | None = None
+    """A conversation call's arguments as JSON, capped (records/conversation.py); None for other tools."""
+    reply: str | None = None
+    """…and the text it replied, capped."""

@@ -130,7 +130,8 @@ async def test_batch_commands_export_as_shell_cells_marked_as_batch(client: Clie
     text = text_of(await client.call_tool("ctx_export", {}))
     nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
     assert nb.metadata.kernelspec.name == "ck-bash"
-    first, second = nb.cells
+    call, first, second = nb.cells  # the batch call (tests/e2e/test_export_conversation.py), then its commands
+    assert call.cell_type == "markdown" and call.metadata.context_kernel.tool == "ctx_batch_execute"
     assert first.source == "# batch: count lines\n(\nprintf 'a\\nb\\n' | wc -l\n)"
     assert second.source == "# batch: say hi\n(\necho hi\n)"
     assert first.metadata.context_kernel.tool == "ctx_batch_execute" and first.outputs[0].text.strip() == "2"

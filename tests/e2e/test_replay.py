@@ -206,10 +206,11 @@ async def test_a_batch_command_stopped_by_the_batch_budget_says_so_and_replays_u
     assert "slow [#2]: timeout" in reply, reply
     text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
     nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
-    slow = nb.cells[1].metadata.context_kernel
+    code = [c for c in nb.cells if c.cell_type == "code"]  # the batch call itself is a markdown cell before them
+    slow = code[1].metadata.context_kernel
     # What was left of the 4 s budget when the command began is its limit, not the 600 s default.
     assert slow.status == "timeout" and 0 < slow.timeout_ms <= 4000, slow
-    stderr = "".join(o.get("text", "") for o in nb.cells[1].outputs if o.get("name") == "stderr")
+    stderr = "".join(o.get("text", "") for o in code[1].outputs if o.get("name") == "stderr")
     assert "stopped by the batch's 4 s time budget" in stderr, stderr
     report = replay(Path(text.split(" to ", 1)[1].split(";")[0]), timeout_s=60, cwd=project)
     assert [c.status for c in report.cells] == ["match", "match"], report.render()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +34,10 @@ from nbformat import v4
 from ..datadir import private_dir, write_private
 from ..execution.collector import placeholder_types
 from ..kernels.languages import language_for_kernel
+from ..store.events import ConversationCall
 from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from ..wording import counted
+from .conversation import call_cell, in_order
 from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
@@ -66,11 +68,13 @@ class Export:
 
 def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, directory: Path,
                    kernelspecs: Callable[[str], dict[str, Any] | None], *,
-                   project_dir: str | None = None) -> Export:
+                   project_dir: str | None = None, calls: Sequence[ConversationCall] = ()) -> Export:
     """Write the notebooks for one session into `directory`; the first one listed is the entry point.
 
     `project_dir` is where the session's code ran; replay runs the cells there by default, so
-    relative paths in them reach the same files.
+    relative paths in them reach the same files. `calls`: the session's searches, fetches, index and
+    batch calls (notebooks/conversation.py), placed among the cells when they happened — in the
+    notebook of a one-kernel session, in the index of a mixed one.
     """
     private_dir(directory)  # a copy of the record: as private as the record (datadir.py)
     stem = f"session-{_safe(session_id)}"
@@ -79,9 +83,13 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     meta = {"session": session_id, **({"project_dir": project_dir} if project_dir else {})}
     if len(kernels) <= 1:
         nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])})
-        for row in rows:
-            nb.cells.append(_cell(row, outputs))
-        _stable_ids(nb.cells, rows, "note")
+        for item in in_order(rows, calls):
+            if isinstance(item, ConversationCall):
+                nb.cells.append(call_cell(item))
+                continue
+            cell = _cell(item, outputs)
+            _stable_ids([cell], [item], "note")
+            nb.cells.append(cell)
         result.notebooks.append(_write(nb, directory / f"{stem}.ipynb", kernels[0] if kernels else None))
         return result
     per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}) for k in kernels}
@@ -93,7 +101,13 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
         f"# Table of contents: session {session_id}\n\n{counted(len(rows), 'execution')} in {len(kernels)} kernels. "
         "Each kernel's cells are in their own notebook (replayable with that kernel); this index tells the whole "
         "story in order and runs nothing itself."))
-    for step, row in enumerate(rows, 1):
+    step = 0
+    for row in in_order(rows, calls):
+        if isinstance(row, ConversationCall):
+            index.cells.append(call_cell(row))
+            continue
+        step += 1
+        first = len(index.cells)
         if row.kernel_name in per_kernel and _ran(row):
             nb = per_kernel[row.kernel_name]
             cell = _cell(row, outputs)
@@ -109,8 +123,8 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
             if note.cell_type == "markdown":
                 note.source = f"**Step {step}** — {note.source.removeprefix('> ')}"
             index.cells.append(note)
+        _stable_ids(index.cells[first:], [row], "step")
     index.cells[0].id = "session"
-    _stable_ids(index.cells[1:], rows, "step")
     result.notebooks.append(_write(index, directory / f"{stem}.ipynb", None))
     for k in kernels:
         result.notebooks.append(_write(per_kernel[k], paths[k], k))

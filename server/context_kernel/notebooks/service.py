@@ -12,14 +12,16 @@ from ..kernels.specs import find_spec
 from ..paths import resolve_in_project
 from ..security.record_redaction import redacted_output, redacted_row
 from ..store.db import Database
+from ..store.events import EventRepository
 from ..store.executions import ExecutionRepository, ExecutionRow, SessionSummary
 from .export import Export, export_session
 
 
 class ExportService:
     def __init__(self, *, db: Database, executions: ExecutionRepository, project_dir: Path, export_dir: Path,
-                 kernels_dir: Path | None = None) -> None:
+                 kernels_dir: Path | None = None, events: EventRepository | None = None) -> None:
         self._db = db
+        self._events = events  # the searches, fetches and index calls between the cells
         self._kernels_dir = kernels_dir
         self._executions = executions
         self._project_dir = project_dir
@@ -45,8 +47,9 @@ class ExportService:
         may write anywhere. `redact`: secrets are taken out of code and outputs (the record keeps them).
         """
         directory = await anyio.to_thread.run_sync(self._directory, path, confined)
-        rows, sessions = await self._db.run(
-            lambda: (self._executions.for_session(session_id), self._executions.sessions()))
+        rows, sessions, calls = await self._db.run(lambda: (
+            self._executions.for_session(session_id), self._executions.sessions(),
+            self._events.conversation(session_id) if self._events is not None else []))
         # Where the session's code ran, so replay reaches the same relative paths.
         recorded = next((s.project_dir for s in sessions if s.id == session_id), None)
         if confined:
@@ -72,7 +75,8 @@ class ExportService:
 
         # Building and writing notebooks is file work: a worker thread, not the database's.
         done = await anyio.to_thread.run_sync(lambda: export_session(
-            session_id, rows, outputs, directory, self._kernelspec, project_dir=recorded or str(self._project_dir)))
+            session_id, rows, outputs, directory, self._kernelspec, project_dir=recorded or str(self._project_dir),
+            calls=calls))
         if html:
             from .html import to_html  # nbconvert costs ~150 ms to import: only when HTML is asked for
 

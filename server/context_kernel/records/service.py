@@ -20,6 +20,7 @@ from ..metering import CallRecord
 from ..store.db import Database
 from ..store.events import EventRepository
 from ..store.executions import ExecutionRepository
+from .conversation import redacted
 from .insight import read_insight, write_insight
 from .stats import render_stats
 
@@ -101,7 +102,10 @@ class RecordService:
 
 
 def _write_calls(events: EventRepository, calls: list[CallRecord]) -> None:
-    for c in calls:
+    # Redacted here, in the same hop as the write: a thread hop before it would let an export or ctx_stats
+    # queued meanwhile read the database without this call.
+    for c in map(redacted, calls):
         events.record_call(c.session_id, c.tool, duration_ms=c.duration_ms, bytes_in=c.bytes_in,
                            bytes_indexed=c.bytes_indexed, bytes_returned=c.bytes_returned, is_error=c.is_error,
-                           bytes_kept_out=c.bytes_kept_out, sources_in=c.sources_in, sources_back=c.sources_back)
+                           bytes_kept_out=c.bytes_kept_out, sources_in=c.sources_in, sources_back=c.sources_back,
+                           arguments=c.arguments, reply=c.reply)

@@ -71,6 +71,11 @@ def _is_json(mime: str) -> bool:
     return mime == "application/json" or mime.endswith("+json")
 
 
+def redacted_text(text: str) -> str:
+    """Any text kept with the record (a conversation call's arguments and reply), redacted as outputs are."""
+    return _clean(text)
+
+
 def _clean(text: str) -> str:
     return redact_output(text, whole_limit=STORE_WHOLE_LIMIT)
 

@@ -88,9 +88,19 @@ _OWNER_OF = ("(SELECT o.tool FROM source_flows o WHERE o.source = {col} AND o.by
 # Written after every tool call: built once (a text() parses its binds each time it is made).
 _TOOL_CALL = text(
     "INSERT INTO tool_calls (session_id, tool, at, duration_ms, bytes_in, bytes_indexed, bytes_returned, "
-    "is_error, bytes_kept_out) VALUES (:s, :t, :at, :d, :i, :x, :r, :e, :k)")
+    "is_error, bytes_kept_out, arguments, reply) VALUES (:s, :t, :at, :d, :i, :x, :r, :e, :k, :a, :re)")
 _SOURCE_FLOW = text(
     "INSERT INTO source_flows (session_id, tool, source, bytes_in, bytes_back, at) VALUES (:s, :t, :src, :i, :b, :at)")
+
+
+@dataclass(frozen=True)
+class ConversationCall:
+    id: int
+    tool: str
+    started_at: float
+    arguments: str
+    reply: str
+    is_error: bool
 
 
 class EventRepository:
@@ -191,17 +201,27 @@ class EventRepository:
 
     def record_call(self, session_id: str, tool: str, *, duration_ms: float, bytes_in: int, bytes_indexed: int,
                     bytes_returned: int, is_error: bool, bytes_kept_out: int | None = None,
-                    sources_in: dict[str, int] | None = None, sources_back: dict[str, int] | None = None) -> None:
+                    sources_in: dict[str, int] | None = None, sources_back: dict[str, int] | None = None,
+                    arguments: str | None = None, reply: str | None = None) -> None:
         now = time.time()
         with self._write() as conn:
             conn.execute(_TOOL_CALL, {
                 "s": session_id, "t": tool, "at": now, "d": duration_ms, "i": bytes_in, "x": bytes_indexed,
                 "r": bytes_returned, "e": int(is_error),
-                "k": max(0, bytes_in - bytes_returned) if bytes_kept_out is None else bytes_kept_out})
+                "k": max(0, bytes_in - bytes_returned) if bytes_kept_out is None else bytes_kept_out,
+                "a": arguments, "re": reply})
             flows = [{"src": label, "i": n, "b": 0} for label, n in (sources_in or {}).items()]
             flows += [{"src": label, "i": 0, "b": n} for label, n in (sources_back or {}).items()]
             if flows:
                 conn.execute(_SOURCE_FLOW, [{"s": session_id, "t": tool, "at": now, **f} for f in flows])
+
+    def conversation(self, session_id: str) -> list[ConversationCall]:
+        """A session's searches, fetches, index and batch calls with what they were asked and answered, in order."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT id, tool, at - duration_ms / 1000.0, arguments, reply, is_error FROM tool_calls "
+                "WHERE session_id = :s AND arguments IS NOT NULL ORDER BY id"), {"s": session_id}).all()
+        return [ConversationCall(r[0], r[1], r[2], r[3], r[4] or "", bool(r[5])) for r in rows]
 
     def tool_totals(self, session_id: str | None = None) -> list[ToolTotals]:
         """Per tool; `bytes_kept_out` is net of what searches brought back from its sources (records/stats.py)."""

@@ -303,10 +303,17 @@ def _m010_execution_files(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE executions ADD COLUMN files TEXT"))
 
 
+def _m011_conversation(conn: Connection) -> None:
+    # What a search, fetch, index or batch call was asked and answered (records/conversation.py: capped,
+    # redacted), so a session's export shows what the agent read between its cells.
+    conn.execute(text("ALTER TABLE tool_calls ADD COLUMN arguments TEXT"))
+    conn.execute(text("ALTER TABLE tool_calls ADD COLUMN reply TEXT"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
     _m006_execution_python, _m007_source_flows, _m008_chunk_vectors, _m009_labels_per_project,
-    _m010_execution_files,
+    _m010_execution_files, _m011_conversation,
 ]
 # Steps that rebuild a table others reference: they run on a connection with foreign keys off
 # (a pragma SQLite ignores inside a transaction, so the caller sets it before beginning).

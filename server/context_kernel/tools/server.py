@@ -39,6 +39,7 @@ from .. import __version__
 from ..app import AppHolder
 from ..errors import ContextKernelError
 from ..metering import CallRecord, metering
+from ..records.conversation import said
 from ..records.published import Published
 from ..serving.stdio import serve_stdio
 from ..settings import Settings
@@ -190,9 +191,10 @@ class ContextKernelServer(MCPServer[ServerState]):
             if handle is not None:  # over HTTP: how a client without cookies continues this session
                 result = result.model_copy(update={"meta": {**(result.meta or {}), SESSION_META_KEY: handle}})
             returned = _returned_bytes(result)
+            asked, answered = said(name, arguments, "".join(getattr(b, "text", "") for b in result.content))
             record = CallRecord(session.id, name, (time.perf_counter() - began) * 1000, meter.bytes_in,
                                 meter.bytes_indexed, returned, bool(result.is_error), meter.kept_out(returned),
-                                dict(meter.sources_in), dict(meter.sources_back))
+                                dict(meter.sources_in), dict(meter.sources_back), asked, answered)
 
             async def write() -> None:
                 await self._record(holder, record)

@@ -1,0 +1,40 @@
+"""What the agent asked and read besides running code — searches, fetches, indexing, batch queries — kept with
+the session so its export tells the whole story: a reviewer sees what the agent had read before a cell.
+
+The MCP edge hands over each such call's arguments and reply text; they are capped (the export is a trail, not
+a copy of the knowledge base: the sources stay searchable) and redacted before they are stored, as every record is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from ..metering import CallRecord
+
+# The tools whose calls are part of the conversation (ctx_execute and its kin are the cells themselves).
+CONVERSATION_TOOLS = frozenset({"ctx_search", "ctx_fetch_and_index", "ctx_index", "ctx_batch_execute"})
+MAX_ARGUMENTS_CHARS = 2_000
+MAX_REPLY_CHARS = 4_000
+
+
+def said(tool: str, arguments: dict[str, Any], reply: str) -> tuple[str | None, str | None]:
+    """The call's arguments (JSON) and reply, capped; (None, None) for a tool outside the conversation."""
+    if tool not in CONVERSATION_TOOLS:
+        return None, None
+    return _capped(json.dumps(arguments, ensure_ascii=False), MAX_ARGUMENTS_CHARS), _capped(reply, MAX_REPLY_CHARS)
+
+
+def redacted(call: CallRecord) -> CallRecord:
+    """The call with secrets taken out of its arguments and reply (blocking: the redaction's regexes)."""
+    from ..security.record_redaction import redacted_text  # the redaction's modules: not at the server's start
+
+    if call.arguments is None and call.reply is None:
+        return call
+    return replace(call, arguments=None if call.arguments is None else redacted_text(call.arguments),
+                   reply=None if call.reply is None else redacted_text(call.reply))
+
+
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[… {len(text) - limit:,} more characters not kept]"
