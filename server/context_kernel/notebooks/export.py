@@ -186,21 +186,7 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
     cell.id = f"exec-{row.id}"
     cell.execution_count = row.execution_count
     cell.outputs = [_output(o) for o in outputs(row.id)]
-    status = _status(row)
-    meta: dict[str, Any] = {
-        "execution_id": row.id, "tool": row.tool, "language": row.language, "kernel": row.kernel_name,
-        "status": status, "started": _iso(row.started_at), "duration_ms": _round(row.duration_ms),
-        "intent": row.intent, "bytes_produced": row.bytes_produced, "bytes_returned": row.bytes_returned,
-        "agent_saw": row.returned_kind,
-    }
-    if row.file_path:
-        meta["file"] = {"path": row.file_path, "hash": row.file_hash}
-    if row.files:  # the files it opened (execution/provenance.py): what a reviewer traces a number to
-        opened = json.loads(row.files)
-        meta["inputs"] = [{k: v for k, v in f.items() if k != "mode"} for f in opened if f["mode"] == "read"] or None
-        meta["written"] = [{k: v for k, v in f.items() if k != "mode"} for f in opened if f["mode"] != "read"] or None
-    if row.tool == BATCH_TOOL:
-        meta["batch_label"] = batch_label(row.note)
+    meta = _cell_meta(row)
     placeholders = _placeholders(cell.outputs)
     if placeholders:
         meta["placeholders"] = placeholders
@@ -213,21 +199,48 @@ def _cell(row: ExecutionRow, outputs: Outputs) -> Any:
         cell.outputs.insert(0, v4.new_output("stream", name="stdout", text=(
             f"[context-kernel: the agent was shown {agent_view(meta)}; see cell metadata "
             "context_kernel.agent_reply]\n")))
+    ending = _unfinished_note(row)
+    if ending:
+        cell.outputs.append(v4.new_output("stream", name="stderr", text=ending))
+    cell.metadata["context_kernel"] = {k: v for k, v in meta.items() if v is not None}
+    return cell
+
+
+def _cell_meta(row: ExecutionRow) -> dict[str, Any]:
+    """A code cell's `context_kernel` metadata: what ran, how it ended, its file, the files it opened."""
+    meta: dict[str, Any] = {
+        "execution_id": row.id, "tool": row.tool, "language": row.language, "kernel": row.kernel_name,
+        "status": _status(row), "started": _iso(row.started_at), "duration_ms": _round(row.duration_ms),
+        "intent": row.intent, "bytes_produced": row.bytes_produced, "bytes_returned": row.bytes_returned,
+        "agent_saw": row.returned_kind,
+    }
+    if row.file_path:
+        meta["file"] = {"path": row.file_path, "hash": row.file_hash}
+    if row.files:  # the files it opened (execution/provenance.py): what a reviewer traces a number to
+        opened = [(f.pop("mode"), f) for f in json.loads(row.files)]
+        meta["inputs"] = [f for mode, f in opened if mode == "read"] or None
+        meta["written"] = [f for mode, f in opened if mode != "read"] or None
+    if row.tool == BATCH_TOOL:
+        meta["batch_label"] = batch_label(row.note)
+    if meta["status"] == "timeout":
+        meta["timeout_ms"] = row.timeout_ms
+    return meta
+
+
+def _unfinished_note(row: ExecutionRow) -> str | None:
+    """The line that ends a cell that did not finish by itself: never finished, or stopped at its limit."""
+    status = _status(row)
     if status == "interrupted":
         why = ("the call was cancelled while it ran (the client went away, or the server stopped) and the cell was "
                "interrupted" if row.status == "interrupted" else "the server stopped while it ran")
-        cell.outputs.append(v4.new_output("stream", name="stderr", text=(
-            f"[context-kernel: this cell never finished — {why}; replay skips it]\n")))
-    elif status == "timeout":
-        meta["timeout_ms"] = row.timeout_ms
-        limit = f"{row.timeout_ms / 1000:g} s" if row.timeout_ms else "its time limit"
-        stopped_by = _BATCH_LIMIT.search(row.note or "") if row.tool == BATCH_TOOL else None
-        what = (f"stopped by {stopped_by.group(1)} ({limit} of it left when the command began)" if stopped_by
-                else f"timed out after {limit}")
-        cell.outputs.append(v4.new_output("stream", name="stderr", text=(
-            f"[context-kernel: {what} and was interrupted; replay runs it under the same limit]\n")))
-    cell.metadata["context_kernel"] = {k: v for k, v in meta.items() if v is not None}
-    return cell
+        return f"[context-kernel: this cell never finished — {why}; replay skips it]\n"
+    if status != "timeout":
+        return None
+    limit = f"{row.timeout_ms / 1000:g} s" if row.timeout_ms else "its time limit"
+    stopped_by = _BATCH_LIMIT.search(row.note or "") if row.tool == BATCH_TOOL else None
+    what = (f"stopped by {stopped_by.group(1)} ({limit} of it left when the command began)" if stopped_by
+            else f"timed out after {limit}")
+    return f"[context-kernel: {what} and was interrupted; replay runs it under the same limit]\n"
 
 
 def _placeholders(outputs: list[Any]) -> list[str]:
