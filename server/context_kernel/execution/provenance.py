@@ -9,13 +9,14 @@ gigabyte would add about a second to the reply.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import anyio
+
+from .files import file_hash
 
 HASH_MAX_BYTES = 64 * 1024 * 1024
 CACHE_ENTRIES = 1024
@@ -49,21 +50,13 @@ class FileHashes:
         digest = self._known.get(key)
         if digest is None:
             try:
-                digest = _sha256(path)
+                digest = file_hash(Path(path))
             except OSError:
                 return entry | {"gone": True}
             self._known[key] = digest
             if len(self._known) > CACHE_ENTRIES:
                 self._known.popitem(last=False)
         return entry | {"sha256": digest}
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return "sha256:" + digest.hexdigest()
 
 
 def _shown(path: str, project_dir: Path) -> str:
@@ -89,7 +82,7 @@ def changed_inputs(inputs: list[dict[str, Any]], project_dir: Path | None) -> li
             changed.append(f"{shown} no longer exists")
             continue
         if "sha256" in entry:
-            same = found.st_size == entry.get("size") and _sha256(str(path)) == entry["sha256"]
+            same = found.st_size == entry.get("size") and file_hash(path) == entry["sha256"]
         else:
             same = found.st_size == entry.get("size") and found.st_mtime == entry.get("mtime")
         if not same:
