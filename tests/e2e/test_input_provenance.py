@@ -21,7 +21,7 @@ CSV = "species,body_mass_g\nAdelie,3750\nGentoo,6300\nChinstrap,3800\n"
 async def cells_of(client: Client) -> list[dict[str, Any]]:
     done = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
     path = Path(done.split(" to ", 1)[1].split(";")[0])
-    return [dict(c.metadata.context_kernel) for c in nbformat.read(path, as_version=4).cells
+    return [dict(c.metadata.context_kernel) | {"outputs": c.outputs} for c in nbformat.read(path, as_version=4).cells
             if c.cell_type == "code"] + [{"notebook": path}]
 
 
@@ -34,9 +34,11 @@ async def test_each_cell_records_what_it_read_and_wrote_and_replay_names_the_cha
     heaviest = await client.call_tool("ctx_execute", run | {"code": (
         "import pandas as pd\ndf = pd.read_csv('data/penguins.csv')\nprint(df.body_mass_g.max())")})
     assert text_of(heaviest) == "6300"
-    await client.call_tool("ctx_execute", run | {"code": (
+    plotted = text_of(await client.call_tool("ctx_execute", run | {"code": (
         "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
-        "plt.bar(df.species, df.body_mass_g)\nplt.savefig('mass.png')")})
+        "plt.bar(df.species, df.body_mass_g)\nplt.savefig('mass.png')")}))
+    # the figure saved to a file is named in the reply (it printed nothing else)
+    assert plotted.startswith("[image written: mass.png (") and plotted.endswith("; recorded in the session notebook]")
     await client.call_tool("ctx_execute", run | {"code": "print(6 * 7)"})
     failed = await client.call_tool("ctx_execute", run | {"code": "open('data/penguins.csv').read()\n1/0"})
     assert failed.is_error
@@ -44,6 +46,9 @@ async def test_each_cell_records_what_it_read_and_wrote_and_replay_names_the_cha
     assert read["inputs"] == [{"path": "data/penguins.csv", "size": len(CSV), "sha256": digest}], read
     assert "written" not in read
     assert [w["path"] for w in plot["written"]] == ["mass.png"] and "inputs" not in plot, plot
+    assert plot["placeholders"] == ["image/png"]  # recorded in the notebook, only named to the agent
+    saved = [o for o in plot["outputs"] if o.get("metadata", {}).get("context_kernel", {}).get("written_file")]
+    assert len(saved) == 1 and saved[0]["data"]["image/png"] and "mass.png" in saved[0]["data"]["text/plain"]
     assert "inputs" not in plain and "written" not in plain
     # ipykernel evaluates no user expression after an error: the files came from one silent request
     assert error["inputs"] == read["inputs"], error
@@ -54,3 +59,5 @@ async def test_each_cell_records_what_it_read_and_wrote_and_replay_names_the_cha
     assert by_cell[1].status == "differ" and "data/penguins.csv (changed since the session)" in (
         by_cell[1].file_changed or ""), report.render()
     assert by_cell[3].status == "match" and by_cell[3].file_changed is None
+    # the recorded figure is the server's record, not the cell's output: replay does not miss it
+    assert "image 1" not in report.render()

@@ -8,6 +8,7 @@ about a second before (the runner asks on each message and on its liveness tick;
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from typing import Any
@@ -31,6 +32,8 @@ class OutputCollector:
         self.bytes_produced = 0
         self.capped = False
         self.error: dict[str, Any] | None = None
+        self.shown_images: set[str] = set()
+        """Keys (image_key) of the images the cell displayed: a saved figure it also displayed is not recorded twice."""
         self._pending: list[dict[str, Any]] = []
         self._pending_bytes = 0
         self._flushed_at = time.monotonic()
@@ -73,6 +76,7 @@ class OutputCollector:
         self._record(output)
         data = content.get("data", {})
         rich = sorted(m for m in data if m != "text/plain")
+        self.shown_images |= {image_key(data[m]) for m in rich if m.startswith("image/") and isinstance(data[m], str)}
         if rich and (any(m.startswith("image/") for m in rich) or _says_nothing(data)):
             # A plot, or HTML whose text/plain is `<IPython.core.display.HTML object>`: a line saying what was
             # recorded, instead of base64 or a repr that reads as if the display had shown nothing.
@@ -82,6 +86,11 @@ class OutputCollector:
         text = _plain(data)
         if text:
             self.stdout.feed(text if text.endswith("\n") else text + "\n")
+
+    def record(self, outputs: list[dict[str, Any]]) -> None:
+        """Outputs for the record only (a figure the cell saved to a file): the reply names them itself."""
+        for output in outputs:
+            self._record(output)
 
     def note(self, text: str) -> None:
         """A line of ours in the reply and the record (not produced by the code)."""
@@ -161,3 +170,8 @@ def placeholder_types(data: dict[str, Any]) -> list[str]:
     that text (a DataFrame's table)."""
     says_nothing = _says_nothing(data)
     return sorted(m for m in data if m != "text/plain" and (says_nothing or m not in _TEXT_RENDERINGS))
+
+
+def image_key(data: str) -> str:
+    """An image's identity, as displayed (base64) or read from its file (encoded alike), kept small."""
+    return hashlib.sha256(data.strip().encode()).hexdigest()

@@ -9,6 +9,7 @@ gigabyte would add about a second to the reply.
 
 from __future__ import annotations
 
+import base64
 import os
 from collections import OrderedDict
 from pathlib import Path
@@ -16,10 +17,18 @@ from typing import Any
 
 import anyio
 
+from .collector import image_key
 from .files import file_hash
 
 HASH_MAX_BYTES = 64 * 1024 * 1024
 CACHE_ENTRIES = 1024
+# Figures a cell saved (`plt.savefig("mass.png")`): recorded as the cell's outputs, so the notebook shows them,
+# and named in the reply. Past the size limit only named.
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".svg": "image/svg+xml"}
+MAX_IMAGE_BYTES = 2 * 1024 * 1024
+# How the notebook marks such an output: not printed by the code, so replay does not compare it.
+WRITTEN_FILE_KEY = "written_file"
 
 
 class FileHashes:
@@ -88,3 +97,39 @@ def changed_inputs(inputs: list[dict[str, Any]], project_dir: Path | None) -> li
         if not same:
             changed.append(f"{shown} (changed since the session)")
     return changed
+
+
+async def written_images(files: list[dict[str, Any]] | None, project_dir: Path,
+                         shown: set[str]) -> tuple[list[dict[str, Any]], str | None]:
+    """The image files a cell wrote, as display outputs for its record, and the reply's note naming them; not
+    those it displayed too (`shown`: the collector's image keys), which the record and the reply have already."""
+    images = [f for f in files or [] if f["mode"] == "written" and not f.get("gone")
+              and Path(f["path"]).suffix.lower() in IMAGE_TYPES]
+    if not images:
+        return [], None
+    made = await anyio.to_thread.run_sync(lambda: [(f, _image_output(f, project_dir)) for f in images])
+    kept = [(f, out) for f, out in made if out is None or image_key(out["data"][_mime(f)]) not in shown]
+    images, outputs = [f for f, _ in kept], [out for _, out in kept if out is not None]
+    if not images:
+        return [], None
+    names = ", ".join(f"{f['path']} ({f.get('size', 0) / 1024:.1f} KB)" for f in images)
+    return outputs, f"image{'s' if len(images) > 1 else ''} written: {names}; recorded in the session notebook"
+
+
+def _mime(entry: dict[str, Any]) -> str:
+    return IMAGE_TYPES[Path(entry["path"]).suffix.lower()]
+
+
+def _image_output(entry: dict[str, Any], project_dir: Path) -> dict[str, Any] | None:
+    path = Path(entry["path"]) if Path(entry["path"]).is_absolute() else project_dir / entry["path"]
+    mime = _mime(entry)
+    if entry.get("size", 0) > MAX_IMAGE_BYTES:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    value = data.decode("utf-8", "replace") if mime == "image/svg+xml" else base64.b64encode(data).decode()
+    data_of = {mime: value, "text/plain": f"{entry['path']} (written by the cell)"}
+    return {"output_type": "display_data", "data": data_of,
+            "metadata": {"context_kernel": {WRITTEN_FILE_KEY: entry["path"]}}}

@@ -32,7 +32,7 @@ from ..store.executions import ExecutionRepository, ExecutionStart, recorded_std
 from ..wording import counted
 from .collector import OutputCollector
 from .files import file_hash
-from .provenance import FileHashes
+from .provenance import FileHashes, written_images
 from .recording import CellRecord, Recorder
 from .remote_files import read_for_remote
 from .reply import intent_head, prefixed, sent_text, shape_reply, stopped_notice
@@ -326,7 +326,10 @@ class ExecutionService:
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
                         kernel: Kernel, stopped: str | None = None) -> ExecuteReply:
         exec_id = record.exec_id
-        notes = [n for n in [clamp_note, outcome.note] if n]
+        files = await self._hashes.of(outcome.files, self._project_dir)
+        images, image_note = await written_images(files, self._project_dir, collector.shown_images)
+        collector.record(images)
+        notes = [n for n in [clamp_note, outcome.note, image_note] if n]
         body, label = None, None
         if record.problem is None:  # with outputs missing from the record, the reply's head and tail is all there is
             try:
@@ -338,7 +341,7 @@ class ExecutionService:
         notice = stopped_notice(language.name if language else kernel.kernel_name, stopped) if stopped else None
         reply = prefixed(reply, self._python_header(session, kernel.kernel_name), notice)
         await record.completed(outcome, kernel.instance_id, collector.bytes_produced, reply, "; ".join(notes) or None,
-                               await self._hashes.of(outcome.files, self._project_dir))
+                               files)
         text = sent_text(reply.text, record.reply_note(), exec_id)
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
                             len(text.encode()), whole=reply.kind == "full")

@@ -47,7 +47,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from ..errors import KernelUnavailable, ReplayError
-from ..execution.provenance import changed_inputs
+from ..execution.provenance import WRITTEN_FILE_KEY, changed_inputs
 from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
@@ -169,6 +169,8 @@ def comparable(outputs: list[dict[str, Any]]) -> str:
     streams: dict[str, str] = {}
     rest = []
     for out in outputs:
+        if _written_file(out):
+            continue  # a figure the cell saved, recorded by the server: not the code's output
         kind = out.get("output_type")
         if kind == "stream":
             text = "".join(out.get("text", ""))
@@ -359,8 +361,14 @@ def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float,
 
 
 def _images(outputs: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    return [(mime, data[mime]) for out in outputs if out.get("output_type") in ("execute_result", "display_data")
-            for data in [out.get("data", {})] for mime in sorted(data) if mime in RASTER_TYPES]
+    shown = [out for out in outputs
+             if out.get("output_type") in ("execute_result", "display_data") and not _written_file(out)]
+    return [(mime, data[mime]) for out in shown for data in [out.get("data", {})] for mime in sorted(data)
+            if mime in RASTER_TYPES]
+
+
+def _written_file(output: dict[str, Any]) -> bool:
+    return bool(output.get("metadata", {}).get("context_kernel", {}).get(WRITTEN_FILE_KEY))
 
 
 def _image_changes(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> list[str]:
