@@ -27,6 +27,8 @@ def make_settings(tmp_path: Path, project: Path, **overrides: object) -> Setting
         # never runs while both cores are busy (the suite runs on loaded machines too), and these tests
         # check what gets embedded, not when (the priority has its own test and bench/semantic_coverage.py).
         "semantic_nice": 0,
+        # No live notebook rewritten behind every call unless a test asks (tests/e2e/test_live_notebook.py).
+        "live_notebooks": False,
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

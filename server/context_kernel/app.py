@@ -100,7 +100,8 @@ _GROUND_MODULES = (
     "store.events", "store.knowledge",
 )
 _SERVICE_MODULES = (
-    "execution.batch", "execution.service", "kernels.pool", "kernels.backend", "notebooks.service", "records.service",
+    "execution.batch", "execution.service", "kernels.pool", "kernels.backend", "notebooks.live", "notebooks.service",
+    "records.service",
     "semantic.startup", "store.executions", "web.client", "web.service",
     "knowledge.chunking", "knowledge.walk", "security.redact",  # indexing's, imported by it where it needs them
 )
@@ -173,6 +174,7 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
     from .execution.batch import BatchService
     from .execution.service import ExecutionLimits, ExecutionService
     from .kernels.pool import KernelPool
+    from .notebooks.live import LiveNotebooks
     from .notebooks.service import ExportService
     from .records.service import RecordService
     from .semantic.startup import SemanticSlot, start_recall
@@ -216,15 +218,17 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
                           proxy=settings.fetch_proxy)
     fetch = FetchService(knowledge=knowledge, fetcher=fetcher, guard=guard)
     await fetch.remove_stale()  # fetched content older than 14 days goes when the server starts
+    export = ExportService(db=db, executions=executions, project_dir=settings.project_dir,
+                           export_dir=settings.export_dir, kernels_dir=settings.kernels_dir, events=ground.events)
+    live = LiveNotebooks(export, settings.live_dir, spawn) if settings.live_notebooks else None
     return App(
         settings=settings, execution=execution, knowledge=knowledge,
         batch=BatchService(execution=execution, knowledge=knowledge, pool=pool, guard=guard), fetch=fetch,
-        export=ExportService(db=db, executions=executions, project_dir=settings.project_dir,
-                             export_dir=settings.export_dir, kernels_dir=settings.kernels_dir, events=ground.events),
+        export=export,
         records=RecordService(db=db, executions=executions, events=ground.events, knowledge=knowledge,
                               ingest=ground.ingestion.ingest, home=settings.home, project_dir=settings.project_dir,
                               export_dir=settings.export_dir, insight_page=settings.insight_page,
-                              after_purge=execution.forget_sessions),
+                              after_purge=execution.forget_sessions, **({"after_call": live.touch} if live else {})),
         _resources=Resources(db, pool, fetcher, semantic_slot, gateway),
     )
 
@@ -248,6 +252,7 @@ async def _warm_secret_shapes(home: Path) -> None:
 async def _retention_loop(db: Database, settings: Settings) -> None:
     """Old records and kernel logs go when the server starts, then daily (store/retention.py)."""
     from .errors import StoreError
+    from .notebooks.live import prune as prune_live
     from .store.retention import RetentionPolicy, run_retention
 
     policy = RetentionPolicy(days=settings.retention_days, max_db_mb=settings.max_db_mb,
@@ -255,6 +260,7 @@ async def _retention_loop(db: Database, settings: Settings) -> None:
     while True:
         try:
             log.info("%s", (await run_retention(db, settings.log_dir, policy)).summary())
+            await anyio.to_thread.run_sync(prune_live, settings.live_dir, settings.retention_days)
         except StoreError as exc:  # a full disk, say: the server works on, the next pass tries again
             log.warning("retention pass failed: %s", exc.message)
         except Exception:  # a bug here must not take the server down with it

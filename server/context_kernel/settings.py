@@ -123,6 +123,10 @@ class Settings:
     ranks by words meanwhile); 0 embeds at the server's own priority."""
     gateway: GatewaySettings | None = None
     """`serve --gateway-url`: every kernel runs on this gateway instead of as a child of the server."""
+    live_notebooks: bool = True
+    """Each session's notebook rewritten after every call, for a person to watch (notebooks/live.py)."""
+    live_dir_override: Path | None = None
+    """Where those go (CONTEXT_KERNEL_LIVE_NOTEBOOKS=<dir>); None: `live_dir`'s default."""
 
     @property
     def db_path(self) -> Path:
@@ -156,6 +160,11 @@ class Settings:
     def export_dir(self) -> Path:
         """Where ctx_export and `context-kernel export` write notebooks unless told otherwise."""
         return self.home / "exports"
+
+    @property
+    def live_dir(self) -> Path:
+        """Where the live notebooks are written: one folder per session."""
+        return self.live_dir_override or self.export_dir / "live"
 
     @property
     def insight_page(self) -> Path:

@@ -106,6 +106,9 @@ ENV_TABLE: tuple[EnvVar, ...] = (
            "kernel log files kept, newest first; 0: no cap"),
     EnvVar("CONTEXT_KERNEL_SEMANTIC", "semantic", _field_default(Settings, "semantic"),
            "0/off/false/no: ctx_search by words only, even with the extra installed", shown="on when installed"),
+    EnvVar("CONTEXT_KERNEL_LIVE_NOTEBOOKS", "live_notebooks", _field_default(Settings, "live_notebooks"),
+           "0/off: no live notebook; a directory: where each session's live notebook is written",
+           shown="on, in $CONTEXT_KERNEL_HOME/exports/live"),
     EnvVar("CONTEXT_KERNEL_SEMANTIC_MODEL", "semantic_model", None,
            "a transformer's directory instead of the static table", shown="WordLlama's static table"),
     EnvVar("CONTEXT_KERNEL_SEMANTIC_NICE", "semantic_nice", _field_default(Settings, "semantic_nice"),
@@ -198,6 +201,17 @@ def _semantic(env: Mapping[str, str]) -> bool:
     return bool(row.default) if value is None else value.strip().lower() not in _OFF
 
 
+def _live(env: Mapping[str, str]) -> tuple[bool, Path | None]:
+    """CONTEXT_KERNEL_LIVE_NOTEBOOKS: off, on (the default folder), or the folder to write them in."""
+    row = VARIABLES["CONTEXT_KERNEL_LIVE_NOTEBOOKS"]
+    value = (env.get(row.name) or "").strip()
+    if not value or value.lower() in ("1", "on", "true", "yes"):
+        return bool(row.default), None
+    if value.lower() in _OFF:
+        return False, None
+    return True, Path(value).expanduser().absolute()
+
+
 def _python_choice(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str | None, str]:
     """The explicit interpreter (`--python` wins over CONTEXT_KERNEL_PYTHON), a path made absolute here."""
     value, source = getattr(args, "python", None), "--python"
@@ -244,6 +258,7 @@ def _gateway(args: argparse.Namespace, env: Mapping[str, str]) -> GatewaySetting
 def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
     python, python_from = _python_choice(args, env)
     model = _text(env, "CONTEXT_KERNEL_SEMANTIC_MODEL")
+    live = _live(env)
     return Settings(
         home=data_home(env),
         project_dir=project_dir(env, explicit=getattr(args, "project", None)),
@@ -272,4 +287,6 @@ def build_settings(args: argparse.Namespace, env: dict[str, str]) -> Settings:
         semantic_model=Path(model).expanduser() if model else None,
         semantic_nice=min(19, max(0, _int(env, "CONTEXT_KERNEL_SEMANTIC_NICE"))),
         gateway=_gateway(args, env),
+        live_notebooks=live[0],
+        live_dir_override=live[1],
     )

@@ -47,9 +47,11 @@ class RecordService:
     def __init__(self, *, db: Database, executions: ExecutionRepository, events: EventRepository,
                  knowledge: KnowledgeService, ingest: Callable[[], Awaitable[object]], home: Path,
                  project_dir: Path, export_dir: Path, insight_page: Path,
-                 after_purge: Callable[[], None] = lambda: None) -> None:
+                 after_purge: Callable[[], None] = lambda: None,
+                 after_call: Callable[[str, str], None] = lambda tool, session_id: None) -> None:
         """`after_purge`: told when session rows were deleted (the execution service re-creates a
-        purged session's row on its next call, so the session goes on working)."""
+        purged session's row on its next call, so the session goes on working). `after_call`: told of each
+        call once it is recorded (tool, session): the live notebooks follow."""
         self._db = db
         self._executions = executions
         self._events = events
@@ -62,10 +64,13 @@ class RecordService:
         self._export_dir = export_dir
         self._insight_page = insight_page
         self._after_purge = after_purge
+        self._after_call = after_call
 
     async def record_calls(self, calls: list[CallRecord]) -> None:
         quick = partial(_write_calls, self._quick_events) if self._quick_events is not None else None
         await self._db.run_quick(partial(_write_calls, self._events), quick, calls)
+        for call in calls:
+            self._after_call(call.tool, call.session_id)
 
     async def stats(self, session_id: str) -> str:
         """ctx_stats: this session and the lifetime of the data dir, every figure defined."""
