@@ -37,6 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # Servers the tests start as processes inherit this: no kernels prewarmed behind each test's
     # back (CPU on 2 cores, and counts of kernel processes). tests/e2e/test_prewarm.py turns it on.
     os.environ["CONTEXT_KERNEL_PREWARM"] = "0"
+    # Nor a live notebook rewritten behind every call (tests/e2e/test_live_notebook.py turns it on).
+    os.environ["CONTEXT_KERNEL_LIVE_NOTEBOOKS"] = "0"
     # Hooks record before they exit, however slowly the shared machine starts them: a test reads the
     # spool right after the hook. tests/hooks/test_hook_overload.py tests the deferred recording.
     os.environ["CONTEXT_KERNEL_HOOK_DEFER_AFTER_S"] = "inf"
