@@ -23,7 +23,21 @@ def said(tool: str, arguments: dict[str, Any], reply: str) -> tuple[str | None, 
     """The call's arguments (JSON) and reply, capped; (None, None) for a tool outside the conversation."""
     if tool not in CONVERSATION_TOOLS:
         return None, None
+    if tool == "ctx_fetch_and_index":  # a URL's `user:password@` was for the request only, as everywhere
+        arguments = _without_credentials(arguments)
     return _capped(json.dumps(arguments, ensure_ascii=False), MAX_ARGUMENTS_CHARS), _capped(reply, MAX_REPLY_CHARS)
+
+
+def _without_credentials(value: Any) -> Any:
+    from ..security.redact import url_without_credentials
+
+    if isinstance(value, str):
+        return url_without_credentials(value) if "://" in value else value
+    if isinstance(value, list):
+        return [_without_credentials(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_credentials(v) for k, v in value.items()}
+    return value
 
 
 def redacted(call: CallRecord) -> CallRecord:
