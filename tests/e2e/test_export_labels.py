@@ -8,6 +8,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from jupyter_client.manager import AsyncKernelManager
 from mcp.client.client import Client
 from tests.helpers import text_of
 
@@ -65,3 +66,22 @@ async def test_an_r_data_frame_is_labelled_as_seen_whole(client: Client) -> None
     (frame,) = await exported(client)
     assert {"text/html", "text/latex", "text/markdown"} <= set(frame["outputs"][0]["data"])
     assert frame["agent_saw"] == "full" and "placeholders" not in frame, frame  # was "placeholder"
+
+
+async def test_the_exported_language_info_is_the_kernels_own(client: Client, project: Path) -> None:
+    # Was {"name": "python"}: JupyterLab rewrote it from the kernel on opening, and the notebook opened modified.
+    await run(client, "print(1)")
+    done = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
+    nb = nbformat.read(Path(done.split(" to ", 1)[1].split(";")[0]), as_version=4)
+    km = AsyncKernelManager(kernel_name=nb.metadata.kernelspec.name)
+    await km.start_kernel(cwd=str(project))
+    try:
+        kc = km.client()
+        kc.start_channels()
+        await kc.wait_for_ready(timeout=60)
+        reply = await kc.kernel_info(reply=True, timeout=30)
+        kc.stop_channels()
+    finally:
+        await km.shutdown_kernel(now=True)
+    assert nb.metadata.language_info == reply["content"]["language_info"]
+    assert {"version", "mimetype", "file_extension", "pygments_lexer"} <= set(nb.metadata.language_info)

@@ -127,6 +127,8 @@ def normalised(path: Path, *, project: Path, session: str) -> dict[str, Any]:
     text = text.replace(json.dumps(sys.executable), '"{SERVER_PYTHON}"').replace(json.dumps(sys.prefix),
                                                                                   '"{SERVER_PREFIX}"')
     nb = json.loads(text)
+    if "version" in nb["metadata"].get("language_info", {}):  # the kernel's language: bash 5.2, python 3.11, node 22
+        nb["metadata"]["language_info"]["version"] = "{VERSION}"
     for cell in nb["cells"]:
         meta = cell["metadata"].get("context_kernel", {})
         for volatile in ("started", "duration_ms"):

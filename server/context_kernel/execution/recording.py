@@ -57,6 +57,14 @@ class Recorder:
         # the same statements through the database's quick connection: written on the loop when they can be
         self._quick = ExecutionRepository(db.engine, db.quick.transaction) if db.quick is not None else None
         self._deferred: dict[int, ExecutionEnd] = {}
+        self._described: set[str] = set()  # kernel instances whose language_info a record carries
+
+    def first_description(self, kernel_instance: str | None, language_info: dict[str, Any]) -> str | None:
+        """The kernel's language_info as JSON the first time a record of this kernel instance asks, else None."""
+        if not language_info or kernel_instance is None or kernel_instance in self._described:
+            return None
+        self._described.add(kernel_instance)
+        return json.dumps(language_info, sort_keys=True)
 
     async def start(self, start: ExecutionStart) -> CellRecord:
         """Record a call as `pending` before it runs; a StoreError here means nothing ran."""
@@ -179,14 +187,15 @@ class CellRecord:
             note="background cell; the reply was sent before it finished", files=_json(files)))
 
     async def completed(self, outcome: CellOutcome, kernel_instance: str | None, bytes_produced: int,
-                        reply: ShapedReply, note: str | None, files: list[dict[str, Any]] | None = None) -> None:
+                        reply: ShapedReply, note: str | None, files: list[dict[str, Any]] | None = None,
+                        language_info: dict[str, Any] | None = None) -> None:
         """A cell that ran to its end (ok, error, timeout, died) and the reply the agent got; `files`: those it
-        opened (execution/provenance.py)."""
+        opened (execution/provenance.py); `language_info`: its kernel's (kept on the kernel's first record)."""
         await self.finish(ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, kernel_instance=kernel_instance, bytes_produced=bytes_produced,
             bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind, note=note,
-            files=_json(files)))
+            files=_json(files), language_info=self.recorder.first_description(kernel_instance, language_info or {})))
 
     async def batch_done(self, outcome: CellOutcome, kernel_instance: str | None, bytes_produced: int,
                          note: str) -> None:

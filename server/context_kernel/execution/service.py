@@ -341,7 +341,7 @@ class ExecutionService:
         notice = stopped_notice(language.name if language else kernel.kernel_name, stopped) if stopped else None
         reply = prefixed(reply, self._python_header(session, kernel.kernel_name), notice)
         await record.completed(outcome, kernel.instance_id, collector.bytes_produced, reply, "; ".join(notes) or None,
-                               files)
+                               files, kernel.language_info)
         text = sent_text(reply.text, record.reply_note(), exec_id)
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
                             len(text.encode()), whole=reply.kind == "full")

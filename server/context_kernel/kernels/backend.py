@@ -37,6 +37,8 @@ RECEIVE_QUEUE_MESSAGES = 128
 
 # How long the silent request for an errored cell's files may take.
 FILES_WAIT_S = 5.0
+# How long a started kernel may take to describe its language.
+LANGUAGE_INFO_WAIT_S = 5.0
 
 
 class Kernel(Protocol):
@@ -46,6 +48,8 @@ class Kernel(Protocol):
     kernel_name: str
     language_name: str
     sees_server_files: bool
+    language_info: dict[str, Any]
+    """The kernel's kernel_info language_info ({} where unknown): written into exported notebooks."""
     """False on a gateway: ctx_execute_file sends the file's content, the kernel cannot open the path."""
 
     @property
@@ -113,6 +117,7 @@ class JupyterKernel:
         self.sees_server_files = True
         # An ipykernel reports the files each cell opened (kernels/file_access.py).
         self.tracks_files = False
+        self.language_info: dict[str, Any] = {}
         # Blocking work before the kernelspec is read (the project python's probe and kernelspec,
         # kernels/python_env.py); it raises KernelUnavailable when the kernel cannot run.
         self._prepare = prepare
@@ -181,6 +186,7 @@ class JupyterKernel:
                 self._kc = kc
                 self._wire = WireChannels(kc)
                 await kc.wait_for_ready(timeout=timeout)
+                self.language_info = await self._language_info()
                 setup = setup_code(list(spec.argv))
                 if setup:
                     await self.run_silent(setup, timeout)
@@ -203,6 +209,13 @@ class JupyterKernel:
             short.mkdir(mode=0o700, exist_ok=True)
             prefix = short / f"k-{self.instance_id}"
         return prefix
+
+    async def _language_info(self) -> dict[str, Any]:
+        """The kernel's own language_info (its kernel_info_reply): the export writes it whole, so JupyterLab
+        opens the notebook without rewriting it (a partial one marks the notebook modified)."""
+        reply = await self.shell_reply(self._kc.kernel_info(), timeout=LANGUAGE_INFO_WAIT_S)
+        info = reply["content"].get("language_info") if reply else None
+        return dict(info) if isinstance(info, dict) else {}
 
     async def run_silent(self, code: str, timeout: float,
                          user_expressions: dict[str, str] | None = None) -> dict[str, Any] | None:

@@ -61,6 +61,7 @@ class GatewayKernel:
         self.kernel_name = kernel_name
         self.language_name = kernel_name
         self.sees_server_files = False
+        self.language_info: dict[str, Any] = {}
         self.gateway = gateway
         self.kernel_id: str | None = None
         self._local_id = uuid.uuid4().hex[:12]

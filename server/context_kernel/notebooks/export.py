@@ -82,7 +82,8 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     result = Export(executions=len(rows))
     meta = {"session": session_id, **({"project_dir": project_dir} if project_dir else {})}
     if len(kernels) <= 1:
-        nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])})
+        nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])},
+                       _language_info(rows, kernels[0]) if kernels else None)
         for item in in_order(rows, calls):
             if isinstance(item, ConversationCall):
                 nb.cells.append(call_cell(item))
@@ -92,7 +93,8 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
             nb.cells.append(cell)
         result.notebooks.append(_write(nb, directory / f"{stem}.ipynb", kernels[0] if kernels else None))
         return result
-    per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}) for k in kernels}
+    per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}, _language_info(rows, k))
+                  for k in kernels}
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
     # The index names its notebooks so `replay` given the index replays each of them.
     index = _notebook(kernels[0], kernelspecs, {**meta, "role": "index",
@@ -131,6 +133,12 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     return result
 
 
+def _language_info(rows: list[ExecutionRow], kernel: str) -> dict[str, Any] | None:
+    """The language_info a kernel of this name gave in the session (the first recorded)."""
+    found = next((r.language_info for r in rows if r.kernel_name == kernel and r.language_info), None)
+    return json.loads(found) if found else None
+
+
 def _python(rows: list[ExecutionRow], kernels: list[str]) -> dict[str, Any]:
     """Which interpreter and environment the notebook's cells ran with (`python`), as recorded, so a
     reader knows and replay runs them in the same one."""
@@ -141,14 +149,16 @@ def _python(rows: list[ExecutionRow], kernels: list[str]) -> dict[str, Any]:
 
 
 def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, Any] | None],
-              meta: dict[str, Any]) -> Any:
+              meta: dict[str, Any], language_info: dict[str, Any] | None = None) -> Any:
+    """`language_info`: the kernel's own, as recorded (JupyterLab then opens the notebook unmodified); else
+    the kernelspec's language name."""
     nb = v4.new_notebook()
     nb.nbformat, nb.nbformat_minor = 4, 5
     if kernel_name:
         spec = kernelspecs(kernel_name) or {}
         nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": spec.get("display_name", kernel_name),
                                      "language": spec.get("language", "")}
-        nb.metadata["language_info"] = {"name": spec.get("language", "")}
+        nb.metadata["language_info"] = language_info or {"name": spec.get("language", "")}
     # No export time: two exports of one session are the same file (nbdime, git diff show nothing).
     nb.metadata["context_kernel"] = meta
     return nb

@@ -64,6 +64,8 @@ class ExecutionEnd:
     note: str | None = None
     files: str | None = None
     """The files the cell opened, a JSON list (execution/provenance.py); None where not tracked."""
+    language_info: str | None = None
+    """The kernel's language_info (JSON), on the first execution of each kernel instance."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class ExecutionRow:
     python: str | None = None
     python_env: str | None = None
     files: str | None = None
+    language_info: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ _FINISH = text(
     "UPDATE executions SET status = :status, error_name = :error_name, error_value = :error_value, "
     "execution_count = :execution_count, kernel_instance = coalesce(:kernel_instance, kernel_instance), "
     "bytes_produced = :bytes_produced, bytes_returned = :bytes_returned, returned_text = :returned_text, "
-    "returned_kind = :returned_kind, note = :note, files = :files, ended_at = :now, "
+    "returned_kind = :returned_kind, note = :note, files = :files, language_info = :language_info, ended_at = :now, "
     "duration_ms = (:now - started_at) * 1000.0 WHERE id = :id"
 )
 _OUTPUTS = text(

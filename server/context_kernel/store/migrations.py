@@ -310,10 +310,16 @@ def _m011_conversation(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE tool_calls ADD COLUMN reply TEXT"))
 
 
+def _m012_language_info(conn: Connection) -> None:
+    # The kernel's language_info, on the first execution recorded on each kernel instance: exported notebooks
+    # carry it whole, so JupyterLab does not rewrite it (and mark the notebook modified) when it opens them.
+    conn.execute(text("ALTER TABLE executions ADD COLUMN language_info TEXT"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
     _m006_execution_python, _m007_source_flows, _m008_chunk_vectors, _m009_labels_per_project,
-    _m010_execution_files, _m011_conversation,
+    _m010_execution_files, _m011_conversation, _m012_language_info,
 ]
 # Steps that rebuild a table others reference: they run on a connection with foreign keys off
 # (a pragma SQLite ignores inside a transaction, so the caller sets it before beginning).
