@@ -5,8 +5,8 @@ cells, ids and metadata), each file replaced whole (datadir.write_private rename
 
 A session's notebook is written at most once a second: the first call is written right away, the calls that come
 within the second after it are written together when it has passed. An export reads the whole session, so a
-long session's rewrite costs more; the pace keeps that off the agent's path (it runs after the reply, in the
-background)."""
+long session's rewrite costs more: the pause after a rewrite is ten times what it took (BUSY_FACTOR), and it
+runs after the reply, in the background, off the agent's path."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 MIN_INTERVAL_S = 1.0
+# The pause after a rewrite, as a multiple of what it took: a session whose export takes 0.3 s is rewritten at
+# most every 3 s, so watching costs at most a tenth of a core however long the session grows.
+BUSY_FACTOR = 10.0
 # The calls that change a session's story: its cells and what it read.
 LIVE_TOOLS = CONVERSATION_TOOLS | {"ctx_execute", "ctx_execute_file"}
 
@@ -40,7 +43,7 @@ class LiveNotebooks:
         self._min_interval_s = min_interval_s
         self._dirty: set[str] = set()
         self._writing: set[str] = set()
-        self._last: dict[str, float] = {}
+        self._next: dict[str, float] = {}  # when a session's notebook may be written again
 
     def path_of(self, session_id: str) -> Path:
         """The folder a session's live notebooks are written in."""
@@ -58,15 +61,18 @@ class LiveNotebooks:
     async def _write(self, session_id: str) -> None:
         try:
             while session_id in self._dirty:
-                wait = self._last.get(session_id, -self._min_interval_s) + self._min_interval_s - time.monotonic()
+                wait = self._next.get(session_id, 0.0) - time.monotonic()
                 if wait > 0:
                     await anyio.sleep(wait)
                 self._dirty.discard(session_id)
+                began = time.monotonic()
                 try:
                     await self._export.export(session_id, str(self.path_of(session_id)), confined=False)
-                except Exception:
+                except Exception:  # a live view that failed must not fail the session: logged
                     log.warning("could not write the live notebook of session %s", session_id, exc_info=True)
-                self._last[session_id] = time.monotonic()
+                done = time.monotonic()
+                # A long session's export takes longer: at most a tenth of the time goes to rewriting it.
+                self._next[session_id] = done + max(self._min_interval_s, BUSY_FACTOR * (done - began))
         finally:
             self._writing.discard(session_id)
 
