@@ -75,3 +75,9 @@ def wait_gone(pids: list[int], timeout: float) -> list[int]:
         finally:
             os.close(fd)
     return alive
+
+
+def session_cells(nb: Any) -> list[Any]:
+    """An exported notebook's cells without its first one, which moves the kernel to the session's folder
+    (`role: setup`, notebooks/export.py): the cells of the session itself."""
+    return [c for c in nb.cells if c.get("metadata", {}).get("context_kernel", {}).get("role") != "setup"]

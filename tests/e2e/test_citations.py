@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from mcp.client.client import Client
 from mcp.types import CallToolResult
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 
 from context_kernel.settings import Settings
 
@@ -83,7 +83,7 @@ async def test_the_export_names_each_cell_by_its_id_and_the_html_has_its_anchor(
     html_path = Path(done.split(" to ", 1)[1].split(";")[0])
     notebook = html_path.with_suffix(".ipynb")
     nb = nbformat.read(notebook, as_version=4)
-    assert [(c.id, c.metadata.context_kernel.execution_id) for c in nb.cells] == [
+    assert [(c.id, c.metadata.context_kernel.execution_id) for c in session_cells(nb)] == [
         (f"exec-{first}", first), (f"exec-{second}", second)]
     html = await anyio.Path(html_path).read_text()
     for exec_id in (first, second):

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 
 CSV = "region,month,amount\nnorth,jan,120\nnorth,feb,135\nsouth,jan,90\nsouth,feb,160\neast,jan,75\neast,feb,80\n"
 ANALYSIS = (
@@ -46,7 +46,7 @@ async def test_a_python_cell_loads_a_csv_with_pandas_groups_it_and_plots_an_imag
     assert "image/png output recorded" in text and "iVBOR" not in text  # named, not returned as base64
 
     exported = text_of(await client.call_tool("ctx_export", {"path": "exports"}))
-    [cell] = nbformat.read(Path(exported.split(" to ", 1)[1].split(";")[0]), as_version=4).cells
+    [cell] = session_cells(nbformat.read(Path(exported.split(" to ", 1)[1].split(";")[0]), as_version=4))
     [png] = [o.data["image/png"] for o in cell.outputs if "image/png" in o.get("data", {})]
     assert base64.b64decode(png).startswith(b"\x89PNG\r\n\x1a\n")
     assert (project / "by_region.png").read_bytes() == base64.b64decode(png)

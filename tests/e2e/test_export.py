@@ -9,7 +9,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 
 from context_kernel.notebooks.export import export_session
 from context_kernel.settings import Settings
@@ -38,9 +38,10 @@ async def test_a_python_session_exports_to_one_valid_notebook(client: Client, pr
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
     assert nb.metadata.kernelspec.name == "python3"
-    kinds = [c.cell_type for c in nb.cells]
+    assert nb.cells[0].id == "project-dir"  # moves the kernel to the session's folder (test_exports_rerun)
+    kinds = [c.cell_type for c in session_cells(nb)]
     assert kinds == ["code", "code", "code", "code", "markdown"]
-    first, image, long, error, refused = nb.cells
+    first, image, long, error, refused = session_cells(nb)
     assert first.outputs[0].text == "x is 42\n" and first.metadata.context_kernel.status == "ok"
     assert first.metadata.context_kernel.bytes_returned == len("x is 42")
     assert "image/png" in image.outputs[-1].data
@@ -64,8 +65,8 @@ async def test_a_mixed_session_exports_one_notebook_per_kernel_and_an_index(clie
         "**Step 1**", "**Step 2**", "**Step 3**"]
     py = nbformat.read(index_path.with_name(index_path.stem + "-python3.ipynb"), as_version=4)
     sh = nbformat.read(index_path.with_name(index_path.stem + "-ck-bash.ipynb"), as_version=4)
-    assert [c.source for c in py.cells] == ["print('py one')", "print('py two')"]
-    assert [c.source for c in sh.cells] == ["echo sh one"] and sh.metadata.kernelspec.name == "ck-bash"
+    assert [c.source for c in session_cells(py)] == ["print('py one')", "print('py two')"]
+    assert [c.source for c in session_cells(sh)] == ["echo sh one"] and sh.metadata.kernelspec.name == "ck-bash"
 
 
 @pytest.mark.kernels
@@ -86,7 +87,7 @@ async def test_export_makes_a_new_nested_folder(client: Client, project: Path) -
     assert not result.is_error, text  # was: "no such directory: reports/2026"
     path = Path(text.split(" to ", 1)[1].split(";")[0])
     assert path.parent == project / "reports" / "2026" / "run-1"
-    assert nbformat.read(path, as_version=4).cells[0].outputs[0].text == "nested\n"
+    assert session_cells(nbformat.read(path, as_version=4))[0].outputs[0].text == "nested\n"
 
 
 @pytest.mark.kernels
@@ -130,7 +131,7 @@ async def test_batch_commands_export_as_shell_cells_marked_as_batch(client: Clie
     text = text_of(await client.call_tool("ctx_export", {}))
     nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
     assert nb.metadata.kernelspec.name == "ck-bash"
-    call, first, second = nb.cells  # the batch call (tests/e2e/test_export_conversation.py), then its commands
+    call, first, second = session_cells(nb)  # the batch call (tests/e2e/test_export_conversation.py), then its commands
     assert call.cell_type == "markdown" and call.metadata.context_kernel.tool == "ctx_batch_execute"
     assert first.source == "# batch: count lines\n(\nprintf 'a\\nb\\n' | wc -l\n)"
     assert second.source == "# batch: say hi\n(\necho hi\n)"

@@ -9,7 +9,7 @@ from typing import Any
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 from tests.security.secret_probe import GHP
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
@@ -21,7 +21,7 @@ async def export(client: Client) -> Any:
 
 
 def kinds(nb: Any) -> list[str]:
-    return [c.metadata.get("context_kernel", {}).get("tool") or c.cell_type for c in nb.cells]
+    return [c.metadata.get("context_kernel", {}).get("tool") or c.cell_type for c in session_cells(nb)]
 
 
 async def test_searches_and_index_calls_sit_between_the_cells_they_came_between(client: Client) -> None:
@@ -33,7 +33,7 @@ async def test_searches_and_index_calls_sit_between_the_cells_they_came_between(
     nb = await export(client)
     nbformat.validate(nb)
     assert kinds(nb) == ["ctx_execute", "ctx_index", "ctx_search", "ctx_execute"]
-    index, search = nb.cells[1], nb.cells[2]
+    index, search = session_cells(nb)[1], session_cells(nb)[2]
     assert index.id.startswith("call-") and "`notes`" not in index.source and '"source": "notes"' in index.source
     assert "content" in index.source and "characters" in index.source  # the indexed text is counted, not copied
     assert search.source.startswith("> **ctx_search**: *zeppelin speed*") and "128 km/h" in search.source

@@ -11,7 +11,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 
 from context_kernel.notebooks.replay import replay
 
@@ -41,8 +41,8 @@ async def test_two_exports_of_a_mixed_session_are_byte_identical(client: Client,
         assert (first.parent / name).read_bytes() == (second.parent / name).read_bytes(), name
     index = nbformat.read(first, as_version=4)
     py = nbformat.read(first.with_name(f"{first.stem}-python3.ipynb"), as_version=4)
-    exec_ids = [c.metadata.context_kernel.execution_id for c in py.cells]
-    assert [c.id for c in py.cells] == [f"exec-{i}" for i in exec_ids]
+    exec_ids = [c.metadata.context_kernel.execution_id for c in session_cells(py)]
+    assert [c.id for c in session_cells(py)] == [f"exec-{i}" for i in exec_ids]
     # The index's cells are named after the executions they tell of: ids survive a re-export
     # and line up with the per-kernel cells.
     assert index.cells[0].id == "session" and len({c.id for c in index.cells}) == len(index.cells) == 5
@@ -56,7 +56,7 @@ async def test_a_single_kernel_session_with_a_refused_call_exports_byte_identica
     first = exported(text_of(await client.call_tool("ctx_export", {"path": "one"})))
     second = exported(text_of(await client.call_tool("ctx_export", {"path": "two"})))
     assert first.read_bytes() == second.read_bytes()
-    code, note = nbformat.read(first, as_version=4).cells
+    code, note = session_cells(nbformat.read(first, as_version=4))
     assert note.id == f"note-{code.metadata.context_kernel.execution_id + 1}"
 
 
@@ -82,7 +82,7 @@ async def test_a_plot_cell_says_the_agent_got_only_a_placeholder(client: Client)
     await client.call_tool("ctx_execute", {"language": "python", "code": "print('all of it')"})
     path = exported(text_of(await client.call_tool("ctx_export", {"path": "out", "format": "html"})))
     nb = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
-    plot, plain = nb.cells
+    plot, plain = session_cells(nb)
     meta = plot.metadata.context_kernel
     assert meta.agent_saw == "placeholder" and meta.placeholders == ["image/png"]
     assert "[image/png output recorded" in meta.agent_reply
@@ -105,7 +105,7 @@ async def test_an_intent_filtered_cell_is_marked_before_its_output(client: Clien
             "    print('ERROR payment gateway returned 502' if n == 347 else f'INFO request {n} served')")
     await client.call_tool("ctx_execute", {"language": "python", "code": code, "intent": "errors"})
     nb = nbformat.read(exported(text_of(await client.call_tool("ctx_export", {}))), as_version=4)
-    (cell,) = nb.cells
+    (cell,) = session_cells(nb)
     assert cell.metadata.context_kernel.agent_saw == "intent"
     first = cell.outputs[0]
     assert first.output_type == "stream" and "the agent was shown intent output" in first.text

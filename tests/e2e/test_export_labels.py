@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from jupyter_client.manager import AsyncKernelManager
 from mcp.client.client import Client
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
@@ -25,7 +25,7 @@ async def exported(client: Client) -> list[dict[str, Any]]:
     main = Path(done.split(" to ", 1)[1].split(";")[0])
     cells = []
     for path in sorted(main.parent.glob("*.ipynb")):
-        cells += [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        cells += [c for c in session_cells(nbformat.read(path, as_version=4)) if c.cell_type == "code"]
     return [dict(c.metadata.context_kernel) | {"outputs": c.outputs}
             for c in sorted(cells, key=lambda c: c.metadata.context_kernel.execution_id)]
 

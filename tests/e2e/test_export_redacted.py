@@ -12,7 +12,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 from tests.security.secret_probe import PROBE, SECRETS
 
 from context_kernel.settings import Settings
@@ -48,10 +48,11 @@ async def test_a_redacted_export_holds_no_secret_and_stays_a_valid_notebook(
     assert leaked(text) == []
     nb = nbformat.read(notebook, as_version=4)
     nbformat.validate(nb)
-    assert len(nb.cells) == 4 and "[REDACTED" in nb.cells[0].source
+    cells = session_cells(nb)
+    assert len(cells) == 4 and "[REDACTED" in cells[0].source
     assert PNG in text  # binary output is left as it was
-    assert nb.cells[1].outputs[0]["ename"] == "ValueError"
-    assert nb.cells[1].outputs[0]["evalue"] == "use this token [REDACTED github-token] for the API calls"
+    assert cells[1].outputs[0]["ename"] == "ValueError"
+    assert cells[1].outputs[0]["evalue"] == "use this token [REDACTED github-token] for the API calls"
 
     # The person's CLI, on the same data dir.
     out = project.parent / "cli-export"

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from tests.helpers import make_settings, text_of
+from tests.helpers import make_settings, session_cells, text_of
 
 from context_kernel.tools.server import create_server
 
@@ -103,7 +103,7 @@ async def test_a_print_flood_collapses_in_the_reply_and_the_record_keeps_every_l
     assert "yyyy…['y' repeated 100,000 times]\ndone" in text and len(text.encode()) < 600, text
     assert "[repeats collapsed; the full output is indexed" in text
     exported = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
-    [cell] = nbformat.read(Path(exported.split(" to ", 1)[1].split(";")[0]), as_version=4).cells
+    [cell] = session_cells(nbformat.read(Path(exported.split(" to ", 1)[1].split(";")[0]), as_version=4))
     stdout = "".join(o.text for o in cell.outputs if o.get("name") == "stdout" and "[context-kernel" not in o.text)
     assert stdout == ("x" * 70 + "\n") * 12346 + "y" * 100_000 + "\ndone\n"
     assert cell.metadata.context_kernel.agent_saw in ("trimmed", "indexed")

@@ -10,7 +10,7 @@ from typing import Any
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 
 from context_kernel.notebooks.replay import replay
 
@@ -21,7 +21,8 @@ CSV = "species,body_mass_g\nAdelie,3750\nGentoo,6300\nChinstrap,3800\n"
 async def cells_of(client: Client) -> list[dict[str, Any]]:
     done = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
     path = Path(done.split(" to ", 1)[1].split(";")[0])
-    return [dict(c.metadata.context_kernel) | {"outputs": c.outputs} for c in nbformat.read(path, as_version=4).cells
+    cells = session_cells(nbformat.read(path, as_version=4))
+    return [dict(c.metadata.context_kernel) | {"outputs": c.outputs} for c in cells
             if c.cell_type == "code"] + [{"notebook": path}]
 
 

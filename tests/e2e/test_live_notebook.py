@@ -12,7 +12,7 @@ import anyio
 import nbformat
 import pytest
 from mcp.client.client import Client
-from tests.helpers import make_settings
+from tests.helpers import make_settings, session_cells
 
 from context_kernel.notebooks.live import prune
 from context_kernel.tools.server import create_server
@@ -30,8 +30,8 @@ async def live_cells(folder: Path, wanted: int) -> list[Any]:
         if found:
             nb = nbformat.reads(await anyio.Path(found[0]).read_text(), as_version=4)
             nbformat.validate(nb)
-            if len(nb.cells) >= wanted:
-                return list(nb.cells)
+            if len(session_cells(nb)) >= wanted:
+                return session_cells(nb)
         assert time.monotonic() < deadline, f"the live notebook did not reach {wanted} cells in {WAIT_S:g} s"
         await anyio.sleep(0.05)
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from mcp.client.client import Client
 from nbformat import v4
-from tests.helpers import text_of
+from tests.helpers import session_cells, text_of
 
 from context_kernel.notebooks.replay import normalise, replay
 
@@ -206,7 +206,7 @@ async def test_a_batch_command_stopped_by_the_batch_budget_says_so_and_replays_u
     assert "slow [#2]: timeout" in reply, reply
     text = text_of(await client.call_tool("ctx_export", {"path": "nb"}))
     nb = nbformat.read(Path(text.split(" to ", 1)[1].split(";")[0]), as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]  # the batch call itself is a markdown cell before them
+    code = [c for c in session_cells(nb) if c.cell_type == "code"]  # the batch call itself is markdown
     slow = code[1].metadata.context_kernel
     # What was left of the 4 s budget when the command began is its limit, not the 600 s default.
     assert slow.status == "timeout" and 0 < slow.timeout_ms <= 4000, slow

@@ -13,7 +13,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, TextResourceContents
-from tests.helpers import make_settings, server_command
+from tests.helpers import make_settings, server_command, session_cells
 
 from context_kernel.hooks.guide import routing_guide
 from context_kernel.settings import Settings
@@ -72,7 +72,7 @@ async def test_exported_notebooks_and_the_insight_page_are_listed_and_read(setti
         (content,) = (await client.read_resource(str(listed[notebook].uri))).contents
         assert isinstance(content, TextResourceContents)
         nb = nbformat.reads(content.text, as_version=4)
-        assert [c.source for c in nb.cells] == ["print('hello')"]
+        assert [c.source for c in session_cells(nb)] == ["print('hello')"]
         assert json.loads(content.text) == json.loads((settings.export_dir / notebook).read_text())
         (page,) = (await client.read_resource("context-kernel://insight")).contents
         assert isinstance(page, TextResourceContents) and "<html" in page.text and notebook in page.text

@@ -20,6 +20,7 @@ from .file_content import (
     shell_preamble,
     shell_text_preamble,
 )
+from .project_dir_code import node_chdir, python_chdir, r_chdir, shell_chdir
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class Language:
     file_text_code: Callable[[str, str], str] | None = None
     """The same from the file's path and text, for a kernel on a gateway that cannot see the server's files;
     None: ctx_execute_file cannot give such a kernel a file."""
+    chdir: Callable[[str], str] | None = None
+    """Code that moves the kernel into a folder (kernels/project_dir_code.py), the first cell of an exported
+    notebook; None: the export has no such cell (a stateless language runs each cell as its own program)."""
 
 
 _INSTALL = "context-kernel kernels install"
@@ -60,16 +64,19 @@ LANGUAGES: dict[str, Language] = {
     for lang in [
         Language("python", "python3", "pip install ipykernel && python -m ipykernel install --sys-prefix",
                  hello="print('ok')", file_code=python_preamble, file_code_sent_first=True,
-                 file_text_code=python_text_preamble, aliases=("py", "python3", "ipython")),
+                 file_text_code=python_text_preamble, aliases=("py", "python3", "ipython"), chdir=python_chdir),
         Language("shell", "ck-bash", f"{_INSTALL} (registers the ck-bash kernelspec)", hello="echo ok",
-                 file_code=shell_preamble, file_text_code=shell_text_preamble, aliases=("bash", "sh", "zsh")),
+                 file_code=shell_preamble, file_text_code=shell_text_preamble, aliases=("bash", "sh", "zsh"),
+                 chdir=shell_chdir),
         Language("r", "ir", f"{_INSTALL} (as root: it installs r-cran-irkernel and registers the r kernel)",
                  hello="cat('ok\\n')", file_code=r_file_prelude, file_code_sent_first=True,
-                 file_text_code=r_text_prelude),
+                 file_text_code=r_text_prelude, chdir=r_chdir),
         Language("javascript", "ck-javascript", _NODE, hello="console.log('ok')", comment="//",
-                 file_code=node_preamble, file_text_code=node_text_preamble, aliases=("js", "node", "nodejs")),
+                 file_code=node_preamble, file_text_code=node_text_preamble, aliases=("js", "node", "nodejs"),
+                 chdir=node_chdir),
         Language("typescript", "ck-typescript", _NODE, hello="const s: string = 'ok'; console.log(s)",
-                 comment="//", file_code=node_preamble, file_text_code=node_text_preamble, aliases=("ts",)),
+                 comment="//", file_code=node_preamble, file_text_code=node_text_preamble, aliases=("ts",),
+                 chdir=node_chdir),
         Language("ruby", "ck-ruby", _SCRIPT_HINT.format(package="ruby"), stateful=False, hello="puts 'ok'",
                  aliases=("rb",)),
         Language("go", "ck-go", _SCRIPT_HINT.format(package="golang-go"), stateful=False,

@@ -42,6 +42,8 @@ from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
 BATCH_TOOL = "ctx_batch_execute"
+# The first cell of a notebook, which moves its kernel to the session's folder: not a cell of the session.
+SETUP_ROLE = "setup"
 # How the execution service notes a batch command's label: `batch command "<label>": …` (a JSON
 # string, so any label survives).
 _BATCH_NOTE = re.compile(r'^batch command ("(?:[^"\\]|\\.)*")')
@@ -84,6 +86,7 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     if len(kernels) <= 1:
         nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])},
                        _language_info(rows, kernels[0]) if kernels else None)
+        nb.cells += _setup_cells(kernels[0] if kernels else None, project_dir)
         for item in in_order(rows, calls):
             if isinstance(item, ConversationCall):
                 nb.cells.append(call_cell(item))
@@ -95,6 +98,8 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
         return result
     per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}, _language_info(rows, k))
                   for k in kernels}
+    for k, nb in per_kernel.items():
+        nb.cells += _setup_cells(k, project_dir)
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
     # The index names its notebooks so `replay` given the index replays each of them.
     index = _notebook(kernels[0], kernelspecs, {**meta, "role": "index",
@@ -131,6 +136,18 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     for k in kernels:
         result.notebooks.append(_write(per_kernel[k], paths[k], k))
     return result
+
+
+def _setup_cells(kernel_name: str | None, project_dir: str | None) -> list[Any]:
+    """The cell that puts the kernel where the session ran (kernels/project_dir_code.py): JupyterLab and
+    nbconvert start it in the notebook's folder. Marked `role: setup`: replay runs the cells there itself."""
+    lang = language_for_kernel(kernel_name or "")
+    if not project_dir or lang is None or lang.chdir is None:
+        return []
+    cell = v4.new_code_cell(lang.chdir(project_dir))
+    cell.id = "project-dir"
+    cell.metadata["context_kernel"] = {"role": SETUP_ROLE, "project_dir": project_dir}
+    return [cell]
 
 
 def _language_info(rows: list[ExecutionRow], kernel: str) -> dict[str, Any] | None:
@@ -312,7 +329,8 @@ def _output(recorded: dict[str, Any]) -> Any:
 def _write(nb: Any, path: Path, kernel_name: str | None) -> ExportedNotebook:
     nbformat.validate(nb)
     write_private(path, (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
-    return ExportedNotebook(path, kernel_name, len(nb.cells))
+    session_cells = [c for c in nb.cells if c.get("metadata", {}).get("context_kernel", {}).get("role") != SETUP_ROLE]
+    return ExportedNotebook(path, kernel_name, len(session_cells))
 
 
 def _fence(code: str, language: str | None) -> str:

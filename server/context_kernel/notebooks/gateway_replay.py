@@ -19,7 +19,7 @@ from ..execution.runner import CellRun
 from ..kernels.gateway_client import Gateway
 from ..kernels.gateway_kernel import GatewayKernel
 from ..settings import GatewaySettings
-from .replay import _NOT_RUN, ReplayReport, _compare, _meta, not_replayed
+from .replay import _NOT_RUN, ReplayReport, _compare, _meta, is_setup, not_replayed, session_cells
 
 START_TIMEOUT_S = 120.0
 RESTART_TIMEOUT_S = 60.0
@@ -48,7 +48,7 @@ async def _replay(nb: Any, timeout_s: int, config: GatewaySettings) -> ReplayRep
     try:
         await kernel.start(START_TIMEOUT_S)
         for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code" or _meta(cell).get("status") in _NOT_RUN:
+            if cell.cell_type != "code" or _meta(cell).get("status") in _NOT_RUN or is_setup(cell):
                 continue
             limit = limits[index] = _limit(cell, timeout_s)
             started.add(index)
@@ -69,12 +69,11 @@ async def _replay(nb: Any, timeout_s: int, config: GatewaySettings) -> ReplayRep
     finally:
         await kernel.shutdown(now=True)
         await gateway.aclose()
-    for i, (old, new) in enumerate(zip(recorded.cells, nb.cells, strict=False), 1):
-        if old.cell_type == "code":
-            new.setdefault("outputs", [])
-            report.cells.append(not_replayed(i, old) if report.stopped and i - 1 not in started else
-                                _compare(i, old, new, timed_out=i - 1 in timed_out,
-                                         limit=limits.get(i - 1, _limit(old, timeout_s))))
+    for i, number, old, new in session_cells(recorded.cells, nb.cells):
+        new.setdefault("outputs", [])
+        report.cells.append(not_replayed(number, old) if report.stopped and i not in started else
+                            _compare(number, old, new, timed_out=i in timed_out,
+                                     limit=limits.get(i, _limit(old, timeout_s))))
     return report
 
 

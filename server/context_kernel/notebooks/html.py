@@ -11,7 +11,7 @@ from nbconvert import HTMLExporter
 from nbformat import v4
 
 from ..datadir import write_private
-from .export import agent_view
+from .export import SETUP_ROLE, agent_view
 
 
 def to_html(notebook_path: Path) -> Path:
@@ -27,7 +27,7 @@ def to_html(notebook_path: Path) -> Path:
                 cell.source = cell.source.replace(f"]({name})", f"]({Path(name).with_suffix('.html')})")
         marked.cells.append(cell)
         meta = cell.get("metadata", {}).get("context_kernel")
-        if cell.cell_type == "code" and meta:
+        if cell.cell_type == "code" and meta and meta.get("role") != SETUP_ROLE:
             marked.cells.append(v4.new_markdown_cell(_agent_view(meta)))
     html, _ = HTMLExporter().from_notebook_node(marked)
     out = notebook_path.with_suffix(".html")

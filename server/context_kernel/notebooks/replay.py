@@ -37,7 +37,7 @@ import difflib
 import hashlib
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +52,7 @@ from ..execution.text import strip_ansi
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
 from ..wording import counted
+from .export import SETUP_ROLE
 from .images import RASTER_TYPES, image_difference
 
 _VOLATILE = [
@@ -256,8 +257,8 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
                          "(context-kernel doctor lists the kernels)")
     recorded = copy.deepcopy(nb)
     for cell in nb.cells:
-        if _meta(cell).get("status") in _NOT_RUN:
-            cell.cell_type = "raw"  # nbclient runs code cells only
+        if _meta(cell).get("status") in _NOT_RUN or is_setup(cell):
+            cell.cell_type = "raw"  # nbclient runs code cells only; replay puts the kernel in the folder itself
             cell.pop("outputs", None)
             cell.pop("execution_count", None)
     timed_out: set[int] = set()
@@ -293,12 +294,21 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
             report.stopped = f"{type(exc).__name__}: {exc}".strip() + "".join(f"\n  kernel: {line}" for line in last)
             for cell in nb.cells:
                 cell.setdefault("outputs", [])
-    for i, (old, new) in enumerate(zip(recorded.cells, nb.cells, strict=False), 1):
-        if old.cell_type == "code":
-            report.cells.append(not_replayed(i, old) if report.stopped and i - 1 not in started
-                                else _compare(i, old, new, timed_out=i - 1 in timed_out, limit=limit(old),
-                                              where=where))
+    for i, number, old, new in session_cells(recorded.cells, nb.cells):
+        report.cells.append(not_replayed(number, old) if report.stopped and i not in started
+                            else _compare(number, old, new, timed_out=i in timed_out, limit=limit(old), where=where))
     return report
+
+
+def session_cells(recorded: list[Any], replayed: list[Any]) -> Iterator[tuple[int, int, Any, Any]]:
+    """(position in the notebook, number in the report, recorded, replayed) of each code cell of the session:
+    the setup cell is neither compared nor counted, so "cell 1" is the session's first cell."""
+    setup = 0
+    for i, (old, new) in enumerate(zip(recorded, replayed, strict=False)):
+        if is_setup(old):
+            setup += 1
+        elif old.cell_type == "code":
+            yield i, i + 1 - setup, old, new
 
 
 def not_replayed(index: int, old: Any) -> CellReport:
@@ -376,6 +386,11 @@ def _image_changes(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]
     pairs = zip(_images(recorded), _images(replayed), strict=False)
     return [f"image {n} ({mime}): {change}" for n, ((mime, old), (_, new)) in enumerate(pairs, 1)
             if (change := image_difference(old, new)) is not None]
+
+
+def is_setup(cell: Any) -> bool:
+    """The export's first cell, which puts the kernel in the session's folder (notebooks/export.py)."""
+    return _meta(cell).get("role") == SETUP_ROLE
 
 
 def _meta(cell: Any) -> dict[str, Any]:
