@@ -62,3 +62,24 @@ async def test_each_cell_records_what_it_read_and_wrote_and_replay_names_the_cha
     assert by_cell[3].status == "match" and by_cell[3].file_changed is None
     # the recorded figure is the server's record, not the cell's output: replay does not miss it
     assert "image 1" not in report.render()
+
+
+async def test_a_shell_cell_records_the_files_its_command_line_names(client: Client, project: Path) -> None:
+    (project / "data").mkdir()
+    (project / "data" / "penguins.csv").write_text(CSV)
+    run = {"language": "shell"}
+    counted = await client.call_tool("ctx_execute", run | {"code": "cd data && grep -c Gentoo penguins.csv"})
+    assert text_of(counted) == "1"
+    await client.call_tool("ctx_execute", run | {"code": "sort penguins.csv > sorted.csv"})  # the shell is in data/
+    await client.call_tool("ctx_execute", run | {"code": "echo plain"})
+    grep, sort, plain, end = await cells_of(client)
+    digest = "sha256:" + hashlib.sha256(CSV.encode()).hexdigest()
+    assert grep["inputs"] == [{"path": "data/penguins.csv", "size": len(CSV), "sha256": digest}], grep
+    assert [f["path"] for f in sort["inputs"]] == ["data/penguins.csv"]
+    assert [f["path"] for f in sort["written"]] == ["data/sorted.csv"]
+    assert "inputs" not in plain and "written" not in plain
+    (project / "data" / "penguins.csv").write_text(CSV.replace("Gentoo", "Macaroni"))
+    report = replay(end["notebook"], timeout_s=120, cwd=project)
+    changed = {c.index: (c.status, c.file_changed) for c in report.cells}
+    assert changed[1] == ("differ", "data/penguins.csv (changed since the session)"), report.render()
+    assert changed[3] == ("match", None)

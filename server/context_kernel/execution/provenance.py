@@ -19,6 +19,7 @@ import anyio
 
 from .collector import image_key
 from .files import file_hash
+from .shell_files import shell_files
 
 HASH_MAX_BYTES = 64 * 1024 * 1024
 CACHE_ENTRIES = 1024
@@ -37,8 +38,12 @@ class FileHashes:
     def __init__(self) -> None:
         self._known: OrderedDict[tuple[str, int, int], str] = OrderedDict()
 
-    async def of(self, files: dict[str, str], project_dir: Path) -> list[dict[str, Any]] | None:
-        """`describe`, off the event loop; None for a cell that opened no file (or a kernel that does not say)."""
+    async def of(self, files: dict[str, str], project_dir: Path, code: str = "",
+                 cwd: str | None = None) -> list[dict[str, Any]] | None:
+        """`describe`, off the event loop, of the files the kernel reported, or else (a shell cell: `cwd` is
+        where it started) of those its command line names; None for a cell that opened no file."""
+        if not files and cwd is not None:
+            files = await anyio.to_thread.run_sync(shell_files, code, cwd)
         return await anyio.to_thread.run_sync(self.describe, files, project_dir) if files else None
 
     def describe(self, files: dict[str, str], project_dir: Path) -> list[dict[str, Any]]:

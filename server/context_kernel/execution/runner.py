@@ -50,6 +50,9 @@ class CellOutcome:
     """The kernel cannot be trusted with another cell (it stopped replying): the pool replaces it."""
     files: dict[str, str] = field(default_factory=dict)
     """The files the cell opened, {path: "r" or "w"}, where the kernel reports them (kernels/file_access.py)."""
+    cwd: str | None = None
+    """Where the cell started, where the kernel says (our bash kernel): its command line's files are read
+    from there (execution/shell_files.py)."""
 
 
 class CellRun:
@@ -191,6 +194,7 @@ class CellRun:
             execution_count=content.get("execution_count"),
             restarted=restarted,
             files=files,
+            cwd=_reported_cwd(content),
         )
 
     async def stop_after_timeout(self, restart_timeout: float) -> CellOutcome:
@@ -207,7 +211,7 @@ class CellRun:
                 status="timeout", interrupted=True, restarted=outcome.restarted,
                 execution_count=outcome.execution_count, error_name="Timeout",
                 error_value=self.state_lost or "the cell was interrupted; the kernel kept its state",
-                files=outcome.files,
+                files=outcome.files, cwd=outcome.cwd,
             )
         if self.died:
             return CellOutcome(status="died", error_name="KernelDied",
@@ -234,6 +238,12 @@ def _sent_at(msg: dict[str, Any]) -> float | None:
     except ValueError:
         return None
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def _reported_cwd(content: dict[str, Any]) -> str | None:
+    report = content.get("context_kernel")
+    cwd = report.get("cwd") if isinstance(report, dict) else None
+    return cwd if isinstance(cwd, str) else None
 
 
 def _state_lost(content: dict[str, Any]) -> str | None:

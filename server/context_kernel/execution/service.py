@@ -265,7 +265,8 @@ class ExecutionService:
                 with _shielded():
                     await run.flush()
                     await record.background_done(outcome, run.collector.bytes_produced, reply,
-                                                 await self._hashes.of(outcome.files, self._project_dir))
+                                                 await self._hashes.of(outcome.files, self._project_dir, req.code,
+                                                                       outcome.cwd))
             finally:
                 await self._pool.release_extra(run.kernel)
                 await stack.aclose()
@@ -326,7 +327,7 @@ class ExecutionService:
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,
                         kernel: Kernel, stopped: str | None = None) -> ExecuteReply:
         exec_id = record.exec_id
-        files = await self._hashes.of(outcome.files, self._project_dir)
+        files = await self._hashes.of(outcome.files, self._project_dir, req.code, outcome.cwd)
         images, image_note = await written_images(files, self._project_dir, collector.shown_images)
         collector.record(images)
         notes = [n for n in [clamp_note, outcome.note, image_note] if n]

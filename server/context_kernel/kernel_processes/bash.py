@@ -104,6 +104,7 @@ class BashKernel(LeanKernel):
         meta = request.metadata.get("context_kernel") or {}
         file_path = meta.get("file_path") if isinstance(meta, dict) else None
         batcher = StreamBatcher(self._send_stream if not request.silent else _discard, loop)
+        cwd = self._shell.cwd  # where the cell's relative paths start: the server reads its files from them
         try:
             outcome = await self._shell.run(
                 request.code,
@@ -116,7 +117,10 @@ class BashKernel(LeanKernel):
             return self._error(type(exc).__name__, str(exc), [f"{type(exc).__name__}: {exc}"])
         finally:
             batcher.close()
-        return self._reply_content(outcome, request.silent)
+        content = self._reply_content(outcome, request.silent)
+        if cwd is not None:
+            content["context_kernel"] = {**content.get("context_kernel", {}), "cwd": cwd}
+        return content
 
     def _send_stream(self, name: str, text: str) -> None:
         self.publish("stream", {"name": name, "text": text})

@@ -193,6 +193,14 @@ class BashShell:
 
     # -- running a cell ----------------------------------------------------------------
 
+    @property
+    def cwd(self) -> str | None:
+        """The shell's working directory now (from /proc), or None when there is no shell or no /proc."""
+        try:
+            return os.readlink(f"/proc/{self._proc.pid}/cwd") if self._proc is not None else None
+        except OSError:
+            return None
+
     async def run(
         self,
         code: str,
