@@ -21,7 +21,7 @@ from mcp.client.client import Client
 from tests import foreign_venv
 from tests.helpers import text_of
 
-from context_kernel.notebooks.replay import comparable
+from context_kernel.notebooks.output_comparison import comparable
 
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels, pytest.mark.timeout(300)]
 

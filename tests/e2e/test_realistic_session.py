@@ -26,7 +26,8 @@ import pytest
 from mcp.client.client import Client
 from tests.helpers import text_of
 
-from context_kernel.notebooks.replay import normalise, replay
+from context_kernel.notebooks.output_comparison import normalise
+from context_kernel.notebooks.replay import replay
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300), pytest.mark.kernels]
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

@@ -15,7 +15,8 @@ from mcp.client.client import Client
 from nbformat import v4
 from tests.helpers import session_cells, text_of
 
-from context_kernel.notebooks.replay import normalise, replay
+from context_kernel.notebooks.output_comparison import normalise
+from context_kernel.notebooks.replay import replay
 
 pytestmark = pytest.mark.anyio
 

@@ -245,8 +245,7 @@ class GatewayKernel:
         return ""  # the kernel's own log is on the gateway's side; start errors carry its message
 
     async def files_touched(self, reply_content: dict[str, Any]) -> dict[str, str]:
-        """Files on the gateway's machine are not the reviewer's: not tracked there."""
-        return {}
+        return {}  # files on the gateway's machine are not the reviewer's: not tracked there
 
     def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
         self._cell_bytes, self._probe, self._interrupted_at = 0, None, None

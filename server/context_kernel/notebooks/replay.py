@@ -35,7 +35,6 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
-import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -47,24 +46,15 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from ..errors import KernelUnavailable, ReplayError
-from ..execution.provenance import WRITTEN_FILE_KEY, changed_inputs
-from ..execution.text import strip_ansi
+from ..execution.provenance import changed_inputs
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.specs import find_spec, kernel_manager_class
 from ..wording import counted
 from .export import SETUP_ROLE
-from .images import RASTER_TYPES, image_difference
+from .output_comparison import comparable, image_changes
 
-_VOLATILE = [
-    (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "TIMESTAMP"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|seconds)\b"), "DURATION"),
-    (re.compile(r"/tmp/[\w./-]+"), "/tmp/PATH"),
-    (re.compile(r"(Cell In\[|In \[|Out\[)\d+\]"), r"\1N]"),
-]
 # The error nbclient reports for a cell it interrupted at its time limit (our marker, not the kernel's).
 _TIMEOUT_ENAME = "ContextKernelReplayTimeout"
-_ANNOTATION = "[context-kernel:"
 # Statuses whose cells replay does not run, and why.
 _NOT_RUN = {
     "interrupted": "never finished in the session; not run",
@@ -156,38 +146,6 @@ def _tally(cells: list[CellReport], unread_cells: int = 0, unread: list[str] | N
         left = counted(unread_cells, "cell") if unread_cells else "the cells"
         line += f"; {left} of {', '.join(unread)} not replayed"
     return line
-
-
-def normalise(text: str) -> str:
-    text = strip_ansi(text)
-    for pattern, repl in _VOLATILE:
-        text = pattern.sub(repl, text)
-    return text.rstrip()
-
-
-def comparable(outputs: list[dict[str, Any]]) -> str:
-    """What a reader would compare: each stream whole, plain-text results, rich types, errors."""
-    streams: dict[str, str] = {}
-    rest = []
-    for out in outputs:
-        if _written_file(out):
-            continue  # a figure the cell saved, recorded by the server: not the code's output
-        kind = out.get("output_type")
-        if kind == "stream":
-            text = "".join(out.get("text", ""))
-            if text.lstrip().startswith(_ANNOTATION):
-                continue  # our annotation, not the code's output
-            name = str(out.get("name"))
-            streams[name] = streams.get(name, "") + text
-        elif kind in ("execute_result", "display_data"):
-            data = out.get("data", {})
-            plain = data.get("text/plain", "")
-            rest.append("[result] " + ("".join(plain) if isinstance(plain, list) else plain))
-            rest += [f"[{mime}]" for mime in sorted(data) if mime != "text/plain"]
-        elif kind == "error":
-            rest.append(f"[error] {out.get('ename')}: {out.get('evalue')}")
-    parts = [f"[{name}] {streams[name]}" for name in sorted(streams) if streams[name]]
-    return normalise("\n".join(parts + rest))
 
 
 def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
@@ -362,30 +320,12 @@ def _compare(index: int, old: Any, new: Any, *, timed_out: bool, limit: float,
     diff = "" if before == after else "\n".join(difflib.unified_diff(
         before.splitlines(), after.splitlines(), "recorded", "replayed", lineterm="", n=1))
     if not diff:  # the same outputs in kind and text: are the pictures the same too?
-        diff = "\n".join(_image_changes(old.get("outputs", []), new.get("outputs", [])))
+        diff = "\n".join(image_changes(old.get("outputs", []), new.get("outputs", [])))
     note = f"interrupted at the {limit:g} s replay limit" if timed_out else ""
     status: Literal["match", "differ"] = "match" if not diff and not timed_out else "differ"
     if status == "differ":  # which of the files it read changed since: the likely reason
         changed = "; ".join(filter(None, [changed, *changed_inputs(meta.get("inputs") or [], where)])) or None
     return CellReport(index, exec_id, status, diff, changed, note)
-
-
-def _images(outputs: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    shown = [out for out in outputs
-             if out.get("output_type") in ("execute_result", "display_data") and not _written_file(out)]
-    return [(mime, data[mime]) for out in shown for data in [out.get("data", {})] for mime in sorted(data)
-            if mime in RASTER_TYPES]
-
-
-def _written_file(output: dict[str, Any]) -> bool:
-    return bool(output.get("metadata", {}).get("context_kernel", {}).get(WRITTEN_FILE_KEY))
-
-
-def _image_changes(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> list[str]:
-    """A line per raster image whose pixels changed (the text comparison only sees its MIME type)."""
-    pairs = zip(_images(recorded), _images(replayed), strict=False)
-    return [f"image {n} ({mime}): {change}" for n, ((mime, old), (_, new)) in enumerate(pairs, 1)
-            if (change := image_difference(old, new)) is not None]
 
 
 def is_setup(cell: Any) -> bool:
