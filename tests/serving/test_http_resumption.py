@@ -8,20 +8,20 @@ A real `serve --transport http` behind a TCP proxy that cuts the response stream
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import anyio
 import httpx2
+import nbformat
 import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCResponse
 from starlette.types import Message, Receive, Scope, Send
-from tests.helpers import text_of, uncited
+from tests.helpers import session_cells, text_of, uncited
 from tests.serving.http_harness import HTTP_TIMEOUT, HttpServer, http_server, tools_call
 from tests.serving.stream_dropper import stream_dropper
 
@@ -138,7 +138,7 @@ async def test_on_the_stateless_protocol_a_closed_stream_cancels_the_call_and_fr
             exported = await http.post(server.url, headers={**headers, **named}, content=body)
     assert _text(after) == "False"
     notebook = anyio.Path(_text(exported).split(" to ", 1)[1].split(";")[0])
-    first = json.loads(await notebook.read_text())["cells"][0]
+    first = session_cells(nbformat.reads(await notebook.read_text(), as_version=4))[0]
     assert first["metadata"]["context_kernel"]["status"] == "interrupted"
     texts = [o.get("text", "") for o in first["outputs"]]
     assert texts[0] == "waiting\n" and "cancelled while it ran" in texts[-1]
