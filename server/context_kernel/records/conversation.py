@@ -25,7 +25,15 @@ def said(tool: str, arguments: dict[str, Any], reply: str) -> tuple[str | None, 
         return None, None
     if tool == "ctx_fetch_and_index":  # a URL's `user:password@` was for the request only, as everywhere
         arguments = _without_credentials(arguments)
-    return _capped(json.dumps(arguments, ensure_ascii=False), MAX_ARGUMENTS_CHARS), _capped(reply, MAX_REPLY_CHARS)
+    # Strings cut before the JSON is made: a ctx_index of 10 MB of content is not serialised whole on the loop.
+    shortened = {k: _cut(v) for k, v in arguments.items()}
+    return _capped(json.dumps(shortened, ensure_ascii=False), MAX_ARGUMENTS_CHARS), _capped(reply, MAX_REPLY_CHARS)
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > MAX_ARGUMENTS_CHARS:
+        return _capped(value, MAX_ARGUMENTS_CHARS)
+    return value
 
 
 def _without_credentials(value: Any) -> Any:
