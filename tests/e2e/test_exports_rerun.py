@@ -17,6 +17,11 @@ from tests.helpers import session_cells, text_of
 pytestmark = [pytest.mark.anyio, pytest.mark.kernels]
 
 
+def project_dir_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook's cell that moves its kernel to the session's folder."""
+    return next(c for c in nb.cells if c.get("id") == "project-dir")
+
+
 def nbconvert(notebook: Path) -> nbformat.NotebookNode:
     """`jupyter nbconvert --execute` as a reviewer runs it, from the export's folder; the executed notebook."""
     out = notebook.with_name(notebook.stem + ".executed.ipynb")
@@ -39,10 +44,10 @@ async def test_nbconvert_from_the_export_folder_reproduces_every_cell(client: Cl
     assert index.parent == project / "review"  # not the project folder: relative paths break without the cell
     for kernel, expected in (("python3", "255\n"), ("ck-bash", "2\n")):
         notebook = index.with_name(f"{index.stem}-{kernel}.ipynb")
-        setup = nbformat.read(notebook, as_version=4).cells[0]
+        setup = project_dir_cell(nbformat.read(notebook, as_version=4))
         assert setup.metadata.context_kernel.role == "setup" and str(project) in setup.source
         ran = await anyio.to_thread.run_sync(nbconvert, notebook)
-        assert ran.cells[0].outputs == []  # the kernel moved to the session's folder, silently
+        assert project_dir_cell(ran).outputs == []  # the kernel moved to the session's folder, silently
         (cell,) = session_cells(ran)
         assert "".join(o.get("text", "") for o in cell.outputs) == expected, cell.outputs
 
@@ -58,7 +63,7 @@ async def test_the_first_cell_says_so_when_the_sessions_folder_is_not_here(clien
     text = await anyio.Path(notebook).read_text()
     await anyio.Path(copy).write_text(text.replace(str(project), str(tmp_path / "gone")))
     ran = await anyio.to_thread.run_sync(nbconvert, copy)
-    said = "".join(o.get("text", "") for o in ran.cells[0].outputs)
+    said = "".join(o.get("text", "") for o in project_dir_cell(ran).outputs)
     assert "the session ran in" in said and "which is not here" in said and str(moved) in said
     assert "".join(o.get("text", "") for o in session_cells(ran)[0].outputs) == "hello\n"
 
@@ -73,5 +78,5 @@ async def test_r_and_javascript_notebooks_move_to_the_sessions_folder_too(client
     index = Path(done.split(" to ", 1)[1].split(";")[0])
     for kernel, expected in (("ir", "2 \n"), ("ck-javascript", "3\n")):
         ran = await anyio.to_thread.run_sync(nbconvert, index.with_name(f"{index.stem}-{kernel}.ipynb"))
-        assert ran.cells[0].outputs == [], (kernel, ran.cells[0].outputs)
+        assert project_dir_cell(ran).outputs == [], (kernel, project_dir_cell(ran).outputs)
         assert "".join(o.get("text", "") for o in session_cells(ran)[0].outputs) == expected, kernel

@@ -83,3 +83,30 @@ async def test_a_shell_cell_records_the_files_its_command_line_names(client: Cli
     changed = {c.index: (c.status, c.file_changed) for c in report.cells}
     assert changed[1] == ("differ", "data/penguins.csv (changed since the session)"), report.render()
     assert changed[3] == ("match", None)
+
+
+async def test_an_r_cell_records_what_it_read_and_wrote_and_replay_names_the_changed_input(
+        client: Client, project: Path) -> None:
+    (project / "data").mkdir()
+    (project / "data" / "penguins.csv").write_text(CSV)
+    run = {"language": "r"}
+    heaviest = await client.call_tool("ctx_execute", run | {"code": (
+        "p <- read.csv('data/penguins.csv')\ncat(max(p$body_mass_g), '\\n')")})
+    assert text_of(heaviest).strip() == "6300"
+    saved = text_of(await client.call_tool("ctx_execute", run | {"code": (
+        "write.csv(p[order(p$body_mass_g), ], 'sorted.csv', row.names = FALSE)\n"
+        "png('mass.png'); barplot(p$body_mass_g); invisible(dev.off())")}))
+    assert "[image written: mass.png (" in saved, saved  # named to the agent, recorded in the notebook
+    await client.call_tool("ctx_execute", run | {"code": "plot(1:3)\ncat(6 * 7, '\\n')"})  # IRkernel's own PNG
+    read, written, plain, end = await cells_of(client)
+    digest = "sha256:" + hashlib.sha256(CSV.encode()).hexdigest()
+    assert read["inputs"] == [{"path": "data/penguins.csv", "size": len(CSV), "sha256": digest}], read
+    assert sorted(w["path"] for w in written["written"]) == ["mass.png", "sorted.csv"], written
+    assert "inputs" not in plain and "written" not in plain, plain  # R's temporary plot file is not an input
+
+    (project / "data" / "penguins.csv").write_text(CSV.replace("6300", "6400"))
+    report = replay(end["notebook"], timeout_s=120, cwd=project)
+    by_cell = {c.index: c for c in report.cells}
+    assert by_cell[1].status == "differ" and "data/penguins.csv (changed since the session)" in (
+        by_cell[1].file_changed or ""), report.render()
+    assert by_cell[3].file_changed is None, report.render()

@@ -127,3 +127,26 @@ def test_doctor_says_which_python_our_kernelspecs_start_and_how_to_register_them
     install_kernelspecs(sys.executable, user=True)
     [check] = check_kernelspecs()
     assert check.level == "OK" and check.detail.endswith("; registered for every Jupyter of this user")
+
+
+def test_python_kernelspecs_name_the_servers_interpreter_and_every_recorded_environment(tmp_path: Path) -> None:
+    from context_kernel.kernels.python_env import kernel_name_for
+    from context_kernel.kernels.python_specs import install_python_kernelspecs
+
+    recorded = tmp_path / "data" / "kernels" / "ck-python-0123456789"  # a project environment the server ran
+    recorded.mkdir(parents=True)
+    spec = {"argv": ["/envs/p/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python 3.11.2 (p)", "language": "python"}
+    (recorded / "kernel.json").write_text(json.dumps(spec))
+    (tmp_path / "data" / "kernels" / "ck-bash").mkdir()  # not a python environment's: left alone
+    done = install_python_kernelspecs(sys.executable, sys.prefix, tmp_path / "data" / "kernels",
+                                      install_prefix=str(tmp_path / "jupyter"))
+    ours = kernel_name_for(Path(sys.executable))
+    assert [s.name for s in done] == [ours, "ck-python-0123456789"]
+    installed = tmp_path / "jupyter" / "share" / "jupyter" / "kernels"
+    assert argv_of(installed / ours)[:3] == [sys.executable, "-m", "ipykernel_launcher"]
+    assert json.loads((installed / ours / "kernel.json").read_text())["language"] == "python"
+    assert json.loads((installed / "ck-python-0123456789" / "kernel.json").read_text()) == spec
+    # the registered kernel starts: this interpreter has ipykernel
+    probe = subprocess.run([sys.executable, "-c", "import ipykernel_launcher"], capture_output=True, check=False)
+    assert probe.returncode == 0

@@ -16,7 +16,9 @@ INSTALL_DESCRIPTION = (
     "from apt and need root (without it each is skipped and named); the npm package typescript "
     "goes into this environment (no root). Kernelspecs: ours (ck-bash, ck-javascript, …) with "
     "this Python's absolute path, so a Jupyter of another environment can start them too, and "
-    "R's (IRkernel behind our interrupt-safe launcher). Where: this environment when it is a "
+    "R's (IRkernel behind our interrupt-safe launcher); and ck-python-… for this Python and for each "
+    "project environment the server has run, the names exported notebooks give their python kernel."
+    " Where: this environment when it is a "
     "virtual one, else the user's Jupyter dir; a --prefix owned by root needs root.")
 
 
@@ -38,6 +40,8 @@ def cmd_kernels_install(args: argparse.Namespace) -> int:
         irkernel_available,
         run_runtime_installers,
     )
+    from ..kernels.python_specs import install_python_kernelspecs
+    from ..locations import data_home
 
     in_venv = sys.prefix != sys.base_prefix
     user = args.user or not (args.sys_prefix or args.prefix or in_venv)  # default: this venv, else the user's
@@ -48,6 +52,9 @@ def cmd_kernels_install(args: argparse.Namespace) -> int:
             print("context-kernel kernels install: a runtime installer failed (its output is above); the "
                   "kernelspecs are installed anyway", file=sys.stderr)
         done = install_kernelspecs(sys.executable, user=user, prefix=prefix)
+        # Exported python notebooks name the interpreter their cells ran in (ck-python-…): these make it runnable.
+        done += install_python_kernelspecs(sys.executable, sys.prefix, data_home(dict(os.environ)) / "kernels",
+                                           user=user, install_prefix=prefix)
         if irkernel_available():
             done.append(install_ir_kernelspec(files, user=user, prefix=prefix))
         else:

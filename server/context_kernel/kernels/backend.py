@@ -26,10 +26,11 @@ from ..log_files import kernel_log
 from .file_access import EXPRESSION as FILES_EXPRESSION
 from .file_access import EXPRESSION_KEY as FILES_KEY
 from .file_access import files_from_reply
+from .file_log import FileLog
 from .kernel_log import KernelLog
 from .languages import language_for_kernel
 from .provisioner import GuardedProvisioner
-from .quirks import setup_code, tracks_files
+from .quirks import logs_files, setup_code, tracks_files
 from .wire_channels import WireChannels
 
 RECEIVE_QUEUE_MESSAGES = 128
@@ -117,6 +118,9 @@ class JupyterKernel:
         self.sees_server_files = True
         # An ipykernel reports the files each cell opened (kernels/file_access.py).
         self.tracks_files = False
+        # An R kernel logs them instead (kernels/file_log.py).
+        self._file_log: FileLog | None = None
+        self._setup: str | None = None
         self.language_info: dict[str, Any] = {}
         # Blocking work before the kernelspec is read (the project python's probe and kernelspec,
         # kernels/python_env.py); it raises KernelUnavailable when the kernel cannot run.
@@ -187,10 +191,13 @@ class JupyterKernel:
                 self._wire = WireChannels(kc)
                 await kc.wait_for_ready(timeout=timeout)
                 self.language_info = await self._language_info()
-                setup = setup_code(list(spec.argv))
-                if setup:
-                    await self.run_silent(setup, timeout)
+                files_log = self._runtime_dir / f"files-{self.instance_id}.log"
+                self._setup = setup_code(list(spec.argv), spec.language or "", files_log)
+                if self._setup:
+                    await self.run_silent(self._setup, timeout)
                     self.tracks_files = tracks_files(list(spec.argv))
+                    if logs_files(spec.language or ""):
+                        self._file_log = FileLog(files_log)
         except (TimeoutError, RuntimeError, OSError) as exc:
             await self.shutdown(now=True)  # first: the log is complete once the kernel is gone
             tail = self.log_tail()
@@ -253,7 +260,10 @@ class JupyterKernel:
 
     async def files_touched(self, reply_content: dict[str, Any]) -> dict[str, str]:
         """Runner calls this after a cell: {path: "r" or "w"} it opened, from its execute_reply, or (ipykernel
-        evaluates no user expression after an error) from one silent request; {} for other kernels."""
+        evaluates no user expression after an error) from one silent request; an R kernel's from its log;
+        {} for other kernels."""
+        if self._file_log is not None:
+            return await anyio.to_thread.run_sync(self._file_log.since_last)
         if not self.tracks_files:
             return {}
         found = files_from_reply(reply_content)
@@ -312,6 +322,8 @@ class JupyterKernel:
                 await self._km.restart_kernel(now=True)
                 await self._kc.wait_for_ready(timeout=timeout)
             await self.drain()
+            if self._setup:  # a new process: without its setup, output could lag and files go unrecorded
+                await self.run_silent(self._setup, timeout)
         except (TimeoutError, RuntimeError, OSError) as exc:
             raise KernelRestartFailed(
                 f"kernel {self.kernel_name!r} could not be restarted after an interrupt: {exc or type(exc).__name__}",
@@ -345,6 +357,9 @@ class JupyterKernel:
         if self._log is not None:
             await anyio.to_thread.run_sync(self._log.close)
             self._log = None
+        if self._file_log is not None:
+            with contextlib.suppress(OSError):
+                self._file_log.path.unlink()
         for leftover in self._socket_prefix().parent.glob(f"k-{self.instance_id}*"):
             with contextlib.suppress(OSError):
                 os.unlink(leftover)

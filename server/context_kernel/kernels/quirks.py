@@ -13,7 +13,10 @@ about 64 KB so the server's memory stays bounded during a print flood.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .file_access import SETUP as FILE_ACCESS_SETUP
+from .file_log import r_setup
 
 IPYKERNEL_SETUP = r'''
 def _ck_setup_fd_flush():
@@ -72,13 +75,23 @@ del _ck_setup_fd_flush
 '''
 
 
-def setup_code(argv: list[str]) -> str | None:
-    """Code to run silently once after start, chosen by what the kernelspec launches."""
+def setup_code(argv: list[str], language: str = "", files_log: Path | None = None) -> str | None:
+    """Code to run silently once after start, chosen by what the kernelspec launches and its language;
+    `files_log`: where an R kernel on this machine logs the files its cells open (kernels/file_log.py), None
+    for a remote one."""
     if tracks_files(argv):
         return IPYKERNEL_SETUP + FILE_ACCESS_SETUP
+    if files_log is not None and logs_files(language):
+        return r_setup(files_log)
     return None
 
 
 def tracks_files(argv: list[str]) -> bool:
     """Whether the kernel's setup installs the file-access hook (kernels/file_access.py): ipykernel's does."""
     return any("ipykernel" in arg for arg in argv)
+
+
+def logs_files(language: str) -> bool:
+    """Whether the kernel's setup traces file access into a log (kernels/file_log.py): an R kernel's does
+    (IRkernel, however its kernelspec launches it)."""
+    return language.strip().lower() == "r"

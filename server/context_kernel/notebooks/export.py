@@ -34,6 +34,8 @@ from nbformat import v4
 from ..datadir import private_dir, write_private
 from ..execution.collector import placeholder_types
 from ..kernels.languages import language_for_kernel
+from ..kernels.python_env import SERVER_KERNEL, kernel_name_for
+from ..kernels.python_specs import python_display_name
 from ..store.events import ConversationCall
 from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from ..wording import counted
@@ -86,7 +88,8 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     if len(kernels) <= 1:
         nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])},
                        _language_info(rows, kernels[0]) if kernels else None)
-        nb.cells += _setup_cells(kernels[0] if kernels else None, project_dir)
+        nb.cells += _setup_cells(kernels[0] if kernels else None, project_dir,
+                                 _python(rows, kernels[:1]).get("python", {}))
         for item in in_order(rows, calls):
             if isinstance(item, ConversationCall):
                 nb.cells.append(call_cell(item))
@@ -99,10 +102,10 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}, _language_info(rows, k))
                   for k in kernels}
     for k, nb in per_kernel.items():
-        nb.cells += _setup_cells(k, project_dir)
+        nb.cells += _setup_cells(k, project_dir, _python(rows, [k]).get("python", {}))
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
     # The index names its notebooks so `replay` given the index replays each of them.
-    index = _notebook(kernels[0], kernelspecs, {**meta, "role": "index",
+    index = _notebook(kernels[0], kernelspecs, {**meta, **_python(rows, kernels[:1]), "role": "index",
                                                 "notebooks": [paths[k].name for k in kernels]})
     index.cells.append(v4.new_markdown_cell(
         f"# Table of contents: session {session_id}\n\n{counted(len(rows), 'execution')} in {len(kernels)} kernels. "
@@ -138,16 +141,36 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     return result
 
 
-def _setup_cells(kernel_name: str | None, project_dir: str | None) -> list[Any]:
+def _exported_kernel(kernel_name: str, python: dict[str, Any]) -> str:
+    """The kernelspec an exported notebook names: the server's own python kernel by its interpreter's name,
+    which `kernels install` registers (`python3` would be the reviewer's Python, which may lack the session's
+    packages: kernels/python_specs.py); every other kernel by its own name."""
+    if kernel_name == SERVER_KERNEL and python.get("executable"):
+        return kernel_name_for(Path(python["executable"]))
+    return kernel_name
+
+
+def _setup_cells(kernel_name: str | None, project_dir: str | None, python: dict[str, Any]) -> list[Any]:
     """The cell that puts the kernel where the session ran (kernels/project_dir_code.py): JupyterLab and
-    nbconvert start it in the notebook's folder. Marked `role: setup`: replay runs the cells there itself."""
+    nbconvert start it in the notebook's folder. Marked `role: setup`: replay runs the cells there itself.
+    A python notebook first says which interpreter it runs in and how to register its kernel."""
     lang = language_for_kernel(kernel_name or "")
+    cells = []
+    if lang is not None and lang.name == "python" and kernel_name and python.get("executable"):
+        note = v4.new_markdown_cell(
+            f"Runs in the Python the session used, `{python['executable']}`, as the kernel "
+            f"`{_exported_kernel(kernel_name, python)}`. If Jupyter says there is no such kernel, register it on "
+            "this machine with `context-kernel kernels install --user` (`context-kernel replay` needs no "
+            "registration).")
+        note.id = "kernel-note"
+        note.metadata["context_kernel"] = {"role": SETUP_ROLE}
+        cells.append(note)
     if not project_dir or lang is None or lang.chdir is None:
-        return []
+        return cells
     cell = v4.new_code_cell(lang.chdir(project_dir))
     cell.id = "project-dir"
     cell.metadata["context_kernel"] = {"role": SETUP_ROLE, "project_dir": project_dir}
-    return [cell]
+    return [*cells, cell]
 
 
 def _language_info(rows: list[ExecutionRow], kernel: str) -> dict[str, Any] | None:
@@ -173,7 +196,13 @@ def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, An
     nb.nbformat, nb.nbformat_minor = 4, 5
     if kernel_name:
         spec = kernelspecs(kernel_name) or {}
-        nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": spec.get("display_name", kernel_name),
+        display = spec.get("display_name", kernel_name)
+        python = meta.get("python") or {}
+        if kernel_name != _exported_kernel(kernel_name, python):
+            kernel_name = _exported_kernel(kernel_name, python)
+            display = python_display_name(str((language_info or {}).get("version", "")), python["executable"],
+                                          python.get("env"))
+        nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": display,
                                      "language": spec.get("language", "")}
         nb.metadata["language_info"] = language_info or {"name": spec.get("language", "")}
     # No export time: two exports of one session are the same file (nbdime, git diff show nothing).

@@ -35,6 +35,8 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
+import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +50,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from ..errors import KernelUnavailable, ReplayError
 from ..execution.provenance import changed_inputs
 from ..kernels.languages import PROJECT_PYTHON_PREFIX
+from ..kernels.python_env import SERVER_KERNEL
 from ..kernels.specs import find_spec, kernel_manager_class
 from ..wording import counted
 from .export import SETUP_ROLE
@@ -209,7 +212,10 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
     start: dict[str, Any] = {}
     if kernel.startswith(PROJECT_PYTHON_PREFIX):
         ran_in = dict(nb.metadata.get("context_kernel", {}).get("python") or {})
-        kernel, start["env"] = _project_kernel(path.name, ran_in, where, place)
+        if ran_in.get("executable") and os.path.abspath(ran_in["executable"]) == os.path.abspath(sys.executable):
+            kernel = SERVER_KERNEL  # it ran in this very interpreter: its own python kernel is the same one
+        else:
+            kernel, start["env"] = _project_kernel(path.name, ran_in, where, place)
     elif find_spec(kernel, place.kernels_dir) is None:
         raise ReplayError(f"{path.name} needs the kernel {kernel!r}, which is not installed here "
                          "(context-kernel doctor lists the kernels)")
