@@ -219,7 +219,8 @@ async def _build(settings: Settings, tg: anyio.abc.TaskGroup,
     fetch = FetchService(knowledge=knowledge, fetcher=fetcher, guard=guard)
     await fetch.remove_stale()  # fetched content older than 14 days goes when the server starts
     export = ExportService(db=db, executions=executions, project_dir=settings.project_dir,
-                           export_dir=settings.export_dir, kernels_dir=settings.kernels_dir, events=ground.events)
+                           export_dir=settings.export_dir, kernels_dir=settings.kernels_dir, events=ground.events,
+                           ingest=ground.ingestion.ingest)
     live = LiveNotebooks(export, settings.live_dir, spawn) if settings.live_notebooks else None
     return App(
         settings=settings, execution=execution, knowledge=knowledge,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import anyio
@@ -11,6 +12,7 @@ import pytest
 from mcp.client.client import Client
 from tests.helpers import session_cells, text_of
 
+from context_kernel.kernels.python_env import kernel_name_for
 from context_kernel.notebooks.export import export_session
 from context_kernel.settings import Settings
 from context_kernel.store.db import open_engine
@@ -37,8 +39,10 @@ async def test_a_python_session_exports_to_one_valid_notebook(client: Client, pr
     assert path.parent == project / "exports"
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
-    assert nb.metadata.kernelspec.name == "python3"
-    assert nb.cells[0].id == "project-dir"  # moves the kernel to the session's folder (test_exports_rerun)
+    # the interpreter the cells ran in, by the name `kernels install` registers (not the reader's python3)
+    assert nb.metadata.kernelspec.name == kernel_name_for(Path(sys.executable))
+    assert "context-kernel kernels install --user" in nb.cells[0].source and nb.cells[0].id == "kernel-note"
+    assert nb.cells[1].id == "project-dir"  # moves the kernel to the session's folder (test_exports_rerun)
     kinds = [c.cell_type for c in session_cells(nb)]
     assert kinds == ["code", "code", "code", "code", "markdown"]
     first, image, long, error, refused = session_cells(nb)

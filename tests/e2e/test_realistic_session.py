@@ -26,6 +26,7 @@ import pytest
 from mcp.client.client import Client
 from tests.helpers import text_of
 
+from context_kernel.kernels.python_env import kernel_name_for
 from context_kernel.notebooks.output_comparison import normalise
 from context_kernel.notebooks.replay import replay
 
@@ -127,7 +128,11 @@ def normalised(path: Path, *, project: Path, session: str) -> dict[str, Any]:
     # The python kernel ran in the server's own Python (no project environment): its paths vary by machine.
     text = text.replace(json.dumps(sys.executable), '"{SERVER_PYTHON}"').replace(json.dumps(sys.prefix),
                                                                                   '"{SERVER_PREFIX}"')
+    text = text.replace(sys.executable, "{SERVER_PYTHON}").replace(kernel_name_for(Path(sys.executable)),
+                                                                   "{SERVER_KERNEL}")
     nb = json.loads(text)
+    if nb["metadata"].get("kernelspec", {}).get("name") == "{SERVER_KERNEL}":  # Python's version, the venv's name
+        nb["metadata"]["kernelspec"]["display_name"] = "{SERVER_PYTHON_NAME}"
     if "version" in nb["metadata"].get("language_info", {}):  # the kernel's language: bash 5.2, python 3.11, node 22
         nb["metadata"]["language_info"]["version"] = "{VERSION}"
     for cell in nb["cells"]:

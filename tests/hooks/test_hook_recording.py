@@ -33,8 +33,9 @@ def test_secrets_are_redacted_before_they_reach_the_spool(hooks: Hooks) -> None:
     payload["prompt"] = "Deploy with sk-live-0123456789abcdef and password=hunter2-long, then tell me"
     run = hooks.run("claude-code", "UserPromptSubmit", payload, DEPLOY_API_TOKEN="sk-live-0123456789abcdef")
     assert (run.returncode, run.stdout) == (0, "")
-    (row,) = hooks.spool_rows()
+    row, transcript = hooks.spool_rows()
     assert row["type"] == "prompt"
+    assert transcript["type"] == "transcript" and transcript["data"] == payload["transcript_path"]
     assert "sk-live-0123456789abcdef" not in row["data"] and "hunter2-long" not in row["data"]
     assert row["data"].startswith("Deploy with [REDACTED openai-key] and password=[REDACTED password]")
 
@@ -80,3 +81,24 @@ def test_pre_compact_hands_the_spool_to_session_memory(hooks: Hooks) -> None:
     assert (run.returncode, run.stdout) == (0, "")
     assert hooks.log_lines() == []
     assert hooks.spool_rows() == []  # ingested into the database
+
+
+def test_where_the_transcript_is_is_kept_apart_from_the_sessions_memory(hooks: Hooks) -> None:
+    """The export reads the agent's words from the client's transcript (notebooks/narration.py): a prompt's hook
+    reports its path, which is stored for the project, never as a memory event (a snapshot would show it)."""
+    from context_kernel.hooks.memory import open_memory
+    from context_kernel.store.transcripts import TranscriptRepository
+
+    payload = hooks.payload("claude-code", "UserPromptSubmit")
+    assert hooks.run("claude-code", "UserPromptSubmit", payload).returncode == 0
+    assert hooks.run("claude-code", "UserPromptSubmit", payload).returncode == 0  # the same path again
+    memory = open_memory(hooks.home)
+    try:
+        memory.ingest()
+        (found,) = TranscriptRepository(memory.engine).of_project(str(hooks.project.resolve()))
+        assert (found.path, found.session_id, found.client) == (payload["transcript_path"], payload["session_id"],
+                                                                "claude-code")
+        assert found.first_seen <= found.last_seen
+        assert [e.type for e in memory.events(payload["session_id"])] == ["prompt"]
+    finally:
+        memory.engine.dispose()

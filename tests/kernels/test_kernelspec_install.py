@@ -6,6 +6,7 @@ No kernel is started here: the interpreters are only asked whether they can impo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -56,9 +57,11 @@ def test_reinstalling_kernelspecs_over_themselves_is_safe_and_changes_nothing_mo
 
 def test_the_install_command_says_where_it_wrote_and_that_jupyter_must_be_told(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "context_kernel", "kernels", "install", "--no-runtimes",
-                          "--prefix", str(tmp_path)], capture_output=True, text=True, timeout=60)
+                          "--prefix", str(tmp_path)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "CONTEXT_KERNEL_HOME": str(tmp_path / "data")})
     assert out.returncode == 0, out.stderr
-    count = len(OURS) + (1 if irkernel_available() else 0)  # R's kernels/ir once IRkernel is there
+    # ours, this Python's (ck-python-…: exported notebooks name it), R's kernels/ir once IRkernel is there
+    count = len(OURS) + 1 + (1 if irkernel_available() else 0)
     assert f"installed {count} kernelspecs in {tmp_path / 'share' / 'jupyter' / 'kernels'}" in out.stdout
     assert f"JUPYTER_PATH={tmp_path / 'share' / 'jupyter'}" in out.stderr
     if irkernel_available():

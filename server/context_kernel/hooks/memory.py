@@ -19,8 +19,9 @@ from ..settings import database_path
 from ..store.db import open_engine
 from ..store.events import EventRepository, EventRow, NewEvent
 from ..store.knowledge import KnowledgeRepository, SourceSpec
+from ..store.transcripts import TranscriptRepository
 from . import spool
-from .model import PRIORITY, Event, HookAnswer
+from .model import PRIORITY, TRANSCRIPT_EVENT, Event, HookAnswer
 
 if TYPE_CHECKING:
     from ..store.db import Engine
@@ -112,8 +113,13 @@ def store_spooled(repo: EventRepository, rows: list[dict[str, Any]], shapes: Sec
     The hooks redacted each row already; it is redacted again here, so that a line spooled by an
     older version (with fewer rules) is not stored as it was. Redacting twice changes nothing."""
     by_session: dict[tuple[str, str | None, str | None], list[NewEvent]] = {}
+    transcripts = TranscriptRepository(repo.engine)
     for row in rows:
         try:
+            if row.get("type") == TRANSCRIPT_EVENT:  # where the client's transcript is: not a memory event
+                transcripts.seen(str(row["session_id"]), _text(row.get("client")), _text(row.get("project")),
+                                 str(row["data"]), float(row.get("time") or time.time()))
+                continue
             category = str(row["category"])
             ev = NewEvent(type=str(row["type"]), category=category,
                           priority=int(row.get("priority") or PRIORITY.get(category, 4)),
@@ -128,6 +134,10 @@ def store_spooled(repo: EventRepository, rows: list[dict[str, Any]], shapes: Sec
     for (session_id, client, project), events in by_session.items():
         kept[session_id] = kept.get(session_id, 0) + repo.add(session_id, client, events, project_dir=project)
     return kept
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value else None
 
 
 def event_chunks(rows: list[EventRow]) -> tuple[list[Chunk], str]:

@@ -19,6 +19,10 @@ PRIORITY: dict[str, int] = {
     "intent": 3, "tools": 3,
 }
 
+# The spool line that says where the client's transcript is (`transcript_path`): stored apart from the session's
+# memory (store/transcripts.py), never in a snapshot, for the export's narration.
+TRANSCRIPT_EVENT = "transcript"
+
 # A session keeps at most this many events (the spec's cap); the least important, then the oldest,
 # go first. One hook call cannot add more than that either.
 MAX_EVENTS_PER_SESSION = 1000

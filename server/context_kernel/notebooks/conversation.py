@@ -4,6 +4,7 @@ capped and redacted). A reviewer then sees what the agent had read before the ce
 
 from __future__ import annotations
 
+import heapq
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -13,19 +14,28 @@ from nbformat import v4
 
 from ..store.events import ConversationCall
 from ..store.executions import ExecutionRow
+from .narration import Narration
 
 
-def in_order(rows: Sequence[ExecutionRow],
-             calls: Sequence[ConversationCall]) -> Iterator[ExecutionRow | ConversationCall]:
-    """Executions and conversation calls merged by when they started (each list is in order already)."""
-    i = j = 0
-    while i < len(rows) or j < len(calls):
-        if j >= len(calls) or (i < len(rows) and rows[i].started_at <= calls[j].started_at):
-            yield rows[i]
-            i += 1
-        else:
-            yield calls[j]
-            j += 1
+def in_order(rows: Sequence[ExecutionRow], calls: Sequence[ConversationCall], said: Sequence[Narration] = ()
+             ) -> Iterator[ExecutionRow | ConversationCall | Narration]:
+    """Executions, conversation calls and what was said, merged by when they happened (each list is in order
+    already); what was said comes first at the same instant: a prompt leads to its cells."""
+    def when(item: ExecutionRow | ConversationCall | Narration) -> float:
+        return item.at if isinstance(item, Narration) else item.started_at
+
+    return heapq.merge(said, rows, calls, key=when)
+
+
+def narration_cell(item: Narration, index: int) -> Any:
+    """A markdown cell of the user's prompt or the agent's words, quoted as they were (redacted, capped)."""
+    who = "**User**" if item.role == "user" else "**Agent**"
+    quoted = "\n".join("> " + line if line else ">" for line in item.text.splitlines())
+    cell = v4.new_markdown_cell(f"{who}:\n\n{quoted}")
+    cell.id = f"said-{index}"
+    cell.metadata["context_kernel"] = {"role": "narration", "said_by": item.role,
+                                       "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(item.at))}
+    return cell
 
 
 def call_cell(call: ConversationCall) -> Any:

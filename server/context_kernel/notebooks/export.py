@@ -39,7 +39,8 @@ from ..kernels.python_specs import python_display_name
 from ..store.events import ConversationCall
 from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from ..wording import counted
-from .conversation import call_cell, in_order
+from .conversation import call_cell, in_order, narration_cell
+from .narration import Narration
 from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
@@ -72,13 +73,15 @@ class Export:
 
 def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, directory: Path,
                    kernelspecs: Callable[[str], dict[str, Any] | None], *,
-                   project_dir: str | None = None, calls: Sequence[ConversationCall] = ()) -> Export:
+                   project_dir: str | None = None, calls: Sequence[ConversationCall] = (),
+                   said: Sequence[Narration] = ()) -> Export:
     """Write the notebooks for one session into `directory`; the first one listed is the entry point.
 
     `project_dir` is where the session's code ran; replay runs the cells there by default, so
     relative paths in them reach the same files. `calls`: the session's searches, fetches, index and
     batch calls (notebooks/conversation.py), placed among the cells when they happened — in the
-    notebook of a one-kernel session, in the index of a mixed one.
+    notebook of a one-kernel session, in the index of a mixed one. `said`: the user's prompts and the agent's
+    words from the client's transcript (notebooks/narration.py), placed the same way.
     """
     private_dir(directory)  # a copy of the record: as private as the record (datadir.py)
     stem = f"session-{_safe(session_id)}"
@@ -90,9 +93,9 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
                        _language_info(rows, kernels[0]) if kernels else None)
         nb.cells += _setup_cells(kernels[0] if kernels else None, project_dir,
                                  _python(rows, kernels[:1]).get("python", {}))
-        for item in in_order(rows, calls):
-            if isinstance(item, ConversationCall):
-                nb.cells.append(call_cell(item))
+        for item in in_order(rows, calls, said):
+            if not isinstance(item, ExecutionRow):
+                nb.cells.append(_told(item, len(nb.cells)))
                 continue
             cell = _cell(item, outputs)
             _stable_ids([cell], [item], "note")
@@ -112,9 +115,9 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
         "Each kernel's cells are in their own notebook (replayable with that kernel); this index tells the whole "
         "story in order and runs nothing itself."))
     step = 0
-    for row in in_order(rows, calls):
-        if isinstance(row, ConversationCall):
-            index.cells.append(call_cell(row))
+    for row in in_order(rows, calls, said):
+        if not isinstance(row, ExecutionRow):
+            index.cells.append(_told(row, len(index.cells)))
             continue
         step += 1
         first = len(index.cells)
@@ -139,6 +142,11 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     for k in kernels:
         result.notebooks.append(_write(per_kernel[k], paths[k], k))
     return result
+
+
+def _told(item: ConversationCall | Narration, position: int) -> Any:
+    """The markdown cell of a search, fetch or index call, or of what the user or the agent said."""
+    return call_cell(item) if isinstance(item, ConversationCall) else narration_cell(item, position)
 
 
 def _exported_kernel(kernel_name: str, python: dict[str, Any]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,15 +14,25 @@ from ..kernels.specs import find_spec
 from ..paths import resolve_in_project
 from ..security.record_redaction import redacted_output, redacted_row
 from ..store.db import Database
-from ..store.events import EventRepository
+from ..store.events import ConversationCall, EventRepository
 from ..store.executions import ExecutionRepository, ExecutionRow, SessionSummary
+from ..store.transcripts import TranscriptRepository
 from .export import Export, export_session
+from .narration import Narration, narration
+
+# The agent's last words come after its last call: what the transcript says this long after the session's last
+# call still belongs to it (unless another session of the project started meanwhile).
+NARRATION_TAIL_S = 600.0
 
 
 class ExportService:
     def __init__(self, *, db: Database, executions: ExecutionRepository, project_dir: Path, export_dir: Path,
-                 kernels_dir: Path | None = None, events: EventRepository | None = None) -> None:
+                 kernels_dir: Path | None = None, events: EventRepository | None = None,
+                 ingest: Callable[[], Awaitable[object]] | None = None) -> None:
+        """`ingest`: moves what hooks spooled into the store (hooks/ingestion.py), so the transcripts they
+        reported are known before the export reads them."""
         self._db = db
+        self._ingest = ingest
         self._events = events  # the searches, fetches and index calls between the cells
         self._kernels_dir = kernels_dir
         self._executions = executions
@@ -73,16 +85,35 @@ class ExportService:
         if redact:
             rows = await anyio.to_thread.run_sync(lambda: [redacted_row(r) for r in rows])
 
+        said = await self._said(session_id, rows, calls, sessions, recorded or str(self._project_dir))
         # Building and writing notebooks is file work: a worker thread, not the database's.
         done = await anyio.to_thread.run_sync(lambda: export_session(
             session_id, rows, outputs, directory, self._kernelspec, project_dir=recorded or str(self._project_dir),
-            calls=calls))
+            calls=calls, said=said))
         if html:
             from .html import to_html  # nbconvert costs ~150 ms to import: only when HTML is asked for
 
             for nb in done.notebooks:
                 nb.path = await anyio.to_thread.run_sync(to_html, nb.path)
         return done
+
+    async def _said(self, session_id: str, rows: list[ExecutionRow], calls: Sequence[ConversationCall],
+                    sessions: list[SessionSummary], project: str) -> list[Narration]:
+        """The user's prompts and the agent's words while the session ran, from the transcripts the project's
+        hooks reported (notebooks/narration.py); none without them."""
+        me = next((s for s in sessions if s.id == session_id), None)
+        if self._events is None or me is None:
+            return []
+        if self._ingest is not None:
+            await self._ingest()
+        transcripts = await self._db.run(TranscriptRepository(self._events.engine).of_project, project)
+        if not transcripts:
+            return []
+        first = min([r.started_at for r in rows] + [c.started_at for c in calls])
+        last = max([r.ended_at or r.started_at for r in rows] + [c.started_at for c in calls])
+        later = [s.started_at for s in sessions if s.project_dir == project and s.started_at > last]
+        until = min([last + NARRATION_TAIL_S, *later, time.time()])
+        return await anyio.to_thread.run_sync(narration, transcripts, first, until, {r.id for r in rows})
 
     def _directory(self, path: str | None, confined: bool) -> Path:
         """Where to write (blocking: resolving follows symlinks on disk)."""

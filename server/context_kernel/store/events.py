@@ -189,12 +189,14 @@ class EventRepository:
                 removed += conn.execute(text("DELETE FROM session_events WHERE session_id = :s"),
                                         {"s": sid}).rowcount or 0
                 conn.execute(text("DELETE FROM session_resume WHERE session_id = :s"), {"s": sid})
+            conn.execute(text("DELETE FROM transcripts WHERE project_dir = :p"), {"p": project_dir})
         return removed
 
     def delete_session(self, session_id: str) -> int:
         with write(self.engine) as conn:
             n = conn.execute(text("DELETE FROM session_events WHERE session_id = :s"), {"s": session_id}).rowcount
             conn.execute(text("DELETE FROM session_resume WHERE session_id = :s"), {"s": session_id})
+            conn.execute(text("DELETE FROM transcripts WHERE session_id = :s"), {"s": session_id})
         return int(n or 0)
 
     # -- tool call accounting (ctx_stats) -------------------------------------------------------

@@ -316,10 +316,19 @@ def _m012_language_info(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE executions ADD COLUMN language_info TEXT"))
 
 
+def _m013_transcripts(conn: Connection) -> None:
+    # Where a client session's transcript is (hooks report `transcript_path`): an export interleaves the user's
+    # prompts and the agent's own words with the cells they led to (notebooks/narration.py).
+    conn.execute(text(
+        "CREATE TABLE transcripts (session_id TEXT NOT NULL, client TEXT, project_dir TEXT, path TEXT NOT NULL, "
+        "first_seen REAL NOT NULL, last_seen REAL NOT NULL, PRIMARY KEY (session_id, path))"))
+    conn.execute(text("CREATE INDEX transcripts_project ON transcripts (project_dir)"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
     _m006_execution_python, _m007_source_flows, _m008_chunk_vectors, _m009_labels_per_project,
-    _m010_execution_files, _m011_conversation, _m012_language_info,
+    _m010_execution_files, _m011_conversation, _m012_language_info, _m013_transcripts,
 ]
 # Steps that rebuild a table others reference: they run on a connection with foreign keys off
 # (a pragma SQLite ignores inside a transaction, so the caller sets it before beginning).
