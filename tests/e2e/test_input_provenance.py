@@ -4,6 +4,8 @@ size, sha256), the export names them per cell, and replay names the input that c
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,43 @@ async def test_an_r_cell_records_what_it_read_and_wrote_and_replay_names_the_cha
     assert by_cell[1].status == "differ" and "data/penguins.csv (changed since the session)" in (
         by_cell[1].file_changed or ""), report.render()
     assert by_cell[3].file_changed is None, report.render()
+
+
+async def test_the_export_lists_its_inputs_and_with_inputs_reruns_on_the_data_as_it_was(
+        client: Client, project: Path) -> None:
+    (project / "data").mkdir()
+    (project / "data" / "penguins.csv").write_text(CSV)
+    (project / "data" / "notes.txt").write_text("x" * 10)
+    run = {"language": "python"}
+    await client.call_tool("ctx_execute", run | {"code": "import pandas as pd\nprint(pd.read_csv('data/penguins.csv')"
+                                                         ".body_mass_g.max())"})
+    await client.call_tool("ctx_execute", run | {"code": "print(len(open('data/notes.txt').read()))"})
+    await client.call_tool("ctx_execute", run | {"code": "print(open('data/penguins.csv').read().count('\\n'))"})
+    (project / "data" / "notes.txt").write_text("y" * 20)  # moved on before the export: not the version read
+    refused = await client.call_tool("ctx_export", {"path": "review", "with_inputs": True, "redact": True})
+    assert refused.is_error and "not both" in text_of(refused)
+    done = text_of(await client.call_tool("ctx_export", {"path": "review", "with_inputs": True}))
+    notebook = Path(done.split(" to ", 1)[1].split(";")[0])
+    nb = nbformat.read(notebook, as_version=4)
+    table = nb.cells[0]
+    assert table.id == "inputs" and f"| `data/penguins.csv` | {len(CSV)} B |" in table.source
+    listed = {f["path"]: f for f in table.metadata.context_kernel.inputs}
+    ids = [c.metadata.context_kernel.execution_id for c in session_cells(nb) if c.cell_type == "code"]
+    assert listed["data/penguins.csv"]["read_by"] == [ids[0], ids[2]] and listed["data/penguins.csv"]["copy"] == "copied"
+    assert listed["data/notes.txt"]["copy"] == "changed or gone since the session: not copied"
+    assert (notebook.parent / "inputs" / "data" / "penguins.csv").read_text() == CSV
+    assert not (notebook.parent / "inputs" / "data" / "notes.txt").exists()
+    assert '"inputs"' in next(c for c in nb.cells if c.get("id") == "project-dir").source  # the cells run there
+
+    (project / "data" / "penguins.csv").write_text(CSV.replace("6300", "6400"))  # the project's data moves on
+    ran = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", "--allow-errors",
+                          notebook.name, "--output", "ran.ipynb"], cwd=notebook.parent, capture_output=True, text=True, timeout=180,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    first, notes, lines = session_cells(nbformat.read(notebook.parent / "ran.ipynb", as_version=4))
+    assert "".join(o.get("text", "") for o in first.outputs) == "6300\n"  # the copy, not today's 6400
+    assert "".join(o.get("text", "") for o in lines.outputs) == "4\n"
+    assert notes.outputs[0].ename == "FileNotFoundError"  # not copied (it changed): the table said so
+    # replay (`context-kernel replay --cwd review/inputs`) on the copies: the cells that read them match
+    report = replay(notebook, timeout_s=120, cwd=notebook.parent / "inputs")
+    assert [c.status for c in report.cells] == ["match", "differ", "match"], report.render()

@@ -73,7 +73,8 @@ async def _sessions(settings: Settings) -> int:
     return 0
 
 
-async def _export(settings: Settings, session: str | None, out: str | None, html: bool, redact: bool = False) -> int:
+async def _export(settings: Settings, session: str | None, out: str | None, html: bool, redact: bool = False,
+                  with_inputs: bool = False) -> int:
     from ..app import AppHolder
     from ..errors import ContextKernelError
 
@@ -86,7 +87,8 @@ async def _export(settings: Settings, session: str | None, out: str | None, html
                 return 1
             session = recent[0].id
         try:
-            done = await app.export.export(session, out, confined=False, html=html, redact=redact)
+            done = await app.export.export(session, out, confined=False, html=html, redact=redact,
+                                           with_inputs=with_inputs)
         except ContextKernelError as exc:
             print(f"context-kernel export: {exc}", file=sys.stderr)
             return 1
@@ -124,7 +126,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     import anyio
 
     return anyio.run(_export, build_settings(args, dict(os.environ)), args.session, args.output,
-                     args.format == "html", args.redact)
+                     args.format == "html", args.redact, args.with_inputs)
 
 
 async def _show(settings: Settings, cited: str) -> int:
@@ -173,7 +175,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             from ..notebooks.gateway_replay import on_gateway
 
             run_one = on_gateway(settings.gateway)
-        report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one)
+        cwd = Path(args.cwd).expanduser().absolute() if args.cwd else None
+        report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one, cwd=cwd)
     except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2
@@ -204,6 +207,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     export.add_argument("--project", default=None)
     export.add_argument("--redact", action="store_true",
                         help="take secrets out of the exported code and outputs (the record keeps them)")
+    export.add_argument("--with-inputs", action="store_true",
+                        help="copy the files the cells read, as they were read (up to 100 MB each, 500 MB in all), "
+                             "into inputs/ next to the notebooks, which then run their cells there")
     export.set_defaults(func=cmd_export)
     insight = sub.add_parser("insight", help="write a local HTML page listing every session (no network)")
     insight.add_argument("-o", "--output", help="file (default: CONTEXT_KERNEL_HOME/insight.html)")
@@ -217,5 +223,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     replay = sub.add_parser("replay", help="re-run an exported notebook and compare outputs cell by cell")
     replay.add_argument("notebook")
     replay.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    replay.add_argument("--cwd", help="run the cells in this folder (default: the folder the session ran in, if it "
+                                      "is here): an export's inputs/ replays on the data as it was read")
     add_gateway_arguments(replay)
     replay.set_defaults(func=cmd_replay)

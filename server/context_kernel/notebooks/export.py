@@ -40,6 +40,7 @@ from ..store.events import ConversationCall
 from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from ..wording import counted
 from .conversation import call_cell, in_order, narration_cell
+from .inputs import INPUTS_DIR, copy_inputs, input_files, inputs_cell
 from .narration import Narration
 from .preambles import with_file_preamble
 
@@ -74,25 +75,32 @@ class Export:
 def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, directory: Path,
                    kernelspecs: Callable[[str], dict[str, Any] | None], *,
                    project_dir: str | None = None, calls: Sequence[ConversationCall] = (),
-                   said: Sequence[Narration] = ()) -> Export:
+                   said: Sequence[Narration] = (), with_inputs: bool = False) -> Export:
     """Write the notebooks for one session into `directory`; the first one listed is the entry point.
 
     `project_dir` is where the session's code ran; replay runs the cells there by default, so
     relative paths in them reach the same files. `calls`: the session's searches, fetches, index and
     batch calls (notebooks/conversation.py), placed among the cells when they happened — in the
     notebook of a one-kernel session, in the index of a mixed one. `said`: the user's prompts and the agent's
-    words from the client's transcript (notebooks/narration.py), placed the same way.
+    words from the client's transcript (notebooks/narration.py), placed the same way. `with_inputs`: copy the
+    inputs the cells read next to the notebooks and run the cells there (notebooks/inputs.py).
     """
     private_dir(directory)  # a copy of the record: as private as the record (datadir.py)
     stem = f"session-{_safe(session_id)}"
     kernels = list(dict.fromkeys(r.kernel_name for r in rows if r.kernel_name and _ran(r)))
     result = Export(executions=len(rows))
     meta = {"session": session_id, **({"project_dir": project_dir} if project_dir else {})}
+    inputs = input_files(rows)
+    if with_inputs and project_dir:
+        copy_inputs(inputs, Path(project_dir), directory)
+        meta["inputs_dir"] = INPUTS_DIR
+    run_in = INPUTS_DIR if "inputs_dir" in meta else project_dir
+    table = [cell for cell in [inputs_cell(inputs)] if cell is not None]
     if len(kernels) <= 1:
         nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])},
                        _language_info(rows, kernels[0]) if kernels else None)
-        nb.cells += _setup_cells(kernels[0] if kernels else None, project_dir,
-                                 _python(rows, kernels[:1]).get("python", {}))
+        nb.cells += table + _setup_cells(kernels[0] if kernels else None, run_in,
+                                         _python(rows, kernels[:1]).get("python", {}))
         for item in in_order(rows, calls, said):
             if not isinstance(item, ExecutionRow):
                 nb.cells.append(_told(item, len(nb.cells)))
@@ -105,7 +113,7 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
     per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}, _language_info(rows, k))
                   for k in kernels}
     for k, nb in per_kernel.items():
-        nb.cells += _setup_cells(k, project_dir, _python(rows, [k]).get("python", {}))
+        nb.cells += _setup_cells(k, run_in, _python(rows, [k]).get("python", {}))
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
     # The index names its notebooks so `replay` given the index replays each of them.
     index = _notebook(kernels[0], kernelspecs, {**meta, **_python(rows, kernels[:1]), "role": "index",
@@ -114,6 +122,7 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
         f"# Table of contents: session {session_id}\n\n{counted(len(rows), 'execution')} in {len(kernels)} kernels. "
         "Each kernel's cells are in their own notebook (replayable with that kernel); this index tells the whole "
         "story in order and runs nothing itself."))
+    index.cells += table
     step = 0
     for row in in_order(rows, calls, said):
         if not isinstance(row, ExecutionRow):

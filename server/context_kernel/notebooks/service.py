@@ -52,12 +52,16 @@ class ExportService:
         return row, outputs
 
     async def export(self, session_id: str, path: str | None = None, *, confined: bool = True,
-                     html: bool = False, redact: bool = False) -> Export:
+                     html: bool = False, redact: bool = False, with_inputs: bool = False) -> Export:
         """Write the session's notebooks into `path` or the data dir.
 
         `confined`: the agent (ctx_export) may only write inside the project; a person at the CLI
         may write anywhere. `redact`: secrets are taken out of code and outputs (the record keeps them).
+        `with_inputs`: the files the cells read are copied next to the notebooks (notebooks/inputs.py).
         """
+        if with_inputs and redact:
+            raise InvalidRequest("with_inputs copies the files the cells read as they are, so the export could not be "
+                                 "free of secrets", hint="export with redact, or with with_inputs, not both")
         directory = await anyio.to_thread.run_sync(self._directory, path, confined)
         rows, sessions, calls = await self._db.run(lambda: (
             self._executions.for_session(session_id), self._executions.sessions(),
@@ -89,7 +93,7 @@ class ExportService:
         # Building and writing notebooks is file work: a worker thread, not the database's.
         done = await anyio.to_thread.run_sync(lambda: export_session(
             session_id, rows, outputs, directory, self._kernelspec, project_dir=recorded or str(self._project_dir),
-            calls=calls, said=said))
+            calls=calls, said=said, with_inputs=with_inputs))
         if html:
             from .html import to_html  # nbconvert costs ~150 ms to import: only when HTML is asked for
 
