@@ -123,7 +123,8 @@ async def test_a_reviewer_traces_every_number_and_reruns_the_export_elsewhere(
     done = text_of(await client.call_tool("ctx_export", {"path": "review"}))
     index_path = Path(done.split(" to ", 1)[1].split(";")[0])
     index = nbformat.read(index_path, as_version=4)
-    order = [c.metadata.get("context_kernel", {}).get("tool") or c.source.split(" — ")[0] for c in index.cells[1:]]
+    order = [c.metadata.get("context_kernel", {}).get("tool") or c.source.split(" — ")[0]
+             for c in session_cells(index)[1:]]
     assert order == ["**Step 1**", "**Step 2**", "**Step 3**", "ctx_fetch_and_index", "ctx_search", "**Step 4**"]
     digest = "sha256:" + hashlib.sha256(CSV.encode()).hexdigest()
     log_digest = "sha256:" + hashlib.sha256(LOG.encode()).hexdigest()
@@ -139,6 +140,9 @@ async def test_a_reviewer_traces_every_number_and_reruns_the_export_elsewhere(
     csv_input = [{"path": "data/penguins.csv", "size": len(CSV), "sha256": digest}]
     assert python_read["inputs"] == csv_input and r_read["inputs"] == csv_input
     assert grep["inputs"] == [{"path": "logs/app.log", "size": len(LOG), "sha256": log_digest}]
+    table = {f["path"]: f["read_by"] for f in next(c for c in index.cells if c.get("id") == "inputs")
+             .metadata.context_kernel.inputs}
+    assert table == {"data/penguins.csv": cited[:2], "logs/app.log": [cited[2]]}  # the inputs table at the top
     assert [w["path"] for w in figure["written"]] == ["mass.png"] and figure["written"][0]["sha256"].startswith(
         "sha256:")
 
