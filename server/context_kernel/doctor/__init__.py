@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..activity import doing
 from ..kernels.factory import KernelFactory
 from ..kernels.languages import LANGUAGES, Language, fix_for
 from ..settings import Settings
@@ -267,6 +268,7 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
         from .gateway import check_gateway
 
         return checks + await check_gateway(settings, gateway, start, kernels) + check_hooks(settings)
+    doing("doctor: checking the python environment")
     env_check = await check_python(python)  # writes the project python's kernelspec, found below
     checks.append(env_check)
     checks += await check_libraries(settings, python.env)
@@ -281,6 +283,7 @@ async def collect(settings: Settings, start: bool, kernels: KernelFactory, pytho
         async with limiter:
             name = python.kernel_name if lang.name == "python" else None
             results[lang.name] = await check_language(settings, lang, start, kernels, name)
+        doing(f"doctor: {len(results)} of {len(LANGUAGES)} kernels checked (last: {lang.name})")
 
     async with anyio.create_task_group() as tg:
         for lang in LANGUAGES.values():

@@ -16,6 +16,7 @@ from typing import Literal
 
 import anyio
 
+from ..activity import doing
 from ..batches import check_batch
 from ..kernels.backend import Kernel
 from ..kernels.languages import SHELL_KERNEL
@@ -42,6 +43,9 @@ class CommandResult:
     error: str = ""
     execution_id: int | None = None
     seconds: float = 0.0
+    position: int = 0
+    """1-based, of `total`: what the progress notification names."""
+    total: int = 0
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ class BatchService:
         if self._guard is not None:
             for c in commands:  # one denied command refuses the batch before anything runs
                 self._guard.check_shell(c.command)
-        results = [CommandResult(c) for c in commands]
+        results = [CommandResult(c, position=i, total=len(commands)) for i, c in enumerate(commands, 1)]
         started = time.monotonic()
         if concurrency == 1:
             await self._serial(results, session, started + timeout / 1000,
@@ -118,6 +122,7 @@ class BatchService:
     async def _one(self, kernel: Kernel, r: CommandResult, session: SessionRef, deadline: float,
                    limit: str) -> None:
         began = time.monotonic()
+        doing(f"batch command {r.position} of {r.total}: {r.command.label}")
         req = ExecuteRequest(code=r.command.command, language="shell", tool="ctx_batch_execute")
         exec_id, outcome, collector = await self._execution.run_recorded(
             kernel, req, session, deadline, r.command.label, limit)

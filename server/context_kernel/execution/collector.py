@@ -15,6 +15,7 @@ from typing import Any
 
 import nbformat
 
+from ..activity import printed
 from .text import HeadTail, strip_ansi
 
 OUTPUT_TYPES = frozenset({"stream", "display_data", "execute_result", "error", "update_display_data"})
@@ -63,6 +64,7 @@ class OutputCollector:
             text = content.get("text", "")
             (self.stderr if content.get("name") == "stderr" else self.stdout).feed(text)
             self._record_stream(content.get("name", "stdout"), text)
+            printed(text)  # the progress notification's "last line" (activity.py)
             return
         if msg_type == "error":
             self.error = content

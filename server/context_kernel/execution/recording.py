@@ -178,13 +178,17 @@ class CellRecord:
                                        returned_kind=reply.kind))
 
     async def background_done(self, outcome: CellOutcome, bytes_produced: int, reply: ShapedReply,
-                              files: list[dict[str, Any]] | None = None) -> None:
-        """A background cell's end; the reply it records is the one sent when it started."""
+                              files: list[dict[str, Any]] | None = None, printed_later: bool = False) -> None:
+        """A background cell's end; the reply it records is the one sent when it started. `printed_later`: the cell
+        printed more after that reply, which the agent saw only through its ctx_follow looks (if any)."""
         await self.finish(ExecutionEnd(
             status=outcome.status, error_name=outcome.error_name, error_value=outcome.error_value,
             execution_count=outcome.execution_count, bytes_produced=bytes_produced,
-            bytes_returned=len(reply.text.encode()), returned_text=reply.text, returned_kind=reply.kind,
-            note="background cell; the reply was sent before it finished", files=_json(files)))
+            bytes_returned=len(reply.text.encode()), returned_text=reply.text,
+            returned_kind="partial" if printed_later else reply.kind,
+            note="background cell; the reply was sent before it finished" + (
+                ", with what it had printed until then; what it printed later reached the agent only through its "
+                "ctx_follow looks" if printed_later else ""), files=_json(files)))
 
     async def completed(self, outcome: CellOutcome, kernel_instance: str | None, bytes_produced: int,
                         reply: ShapedReply, note: str | None, files: list[dict[str, Any]] | None = None,

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 
+from ..activity import doing
 from ..errors import ContextKernelError, InvalidRequest, KernelError, StoreError
 from ..kernels.backend import Kernel
 from ..kernels.languages import SHELL_KERNEL, Language, language_for_kernel, resolve_language
@@ -30,6 +29,7 @@ from ..settings import INTENT_REPLY_BUDGET, INTENT_REPLY_OVERHEAD, INTENT_THRESH
 from ..store.db import Database
 from ..store.executions import ExecutionRepository, ExecutionStart, recorded_stdout
 from ..wording import counted
+from .background import BackgroundCells, Spawn
 from .collector import OutputCollector
 from .files import file_hash
 from .provenance import FileHashes, written_images
@@ -39,7 +39,6 @@ from .reply import intent_head, prefixed, sent_text, shape_reply, stopped_notice
 from .requests import ExecuteReply, ExecuteRequest, SessionRef
 from .runner import CellOutcome, CellRun, Progress, run_quietly
 
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 # Output beyond this is recorded but not indexed: indexing holds the text and its chunks in
 # memory (about six times its size), and the server must stay small whatever a cell prints.
 MAX_INDEXED_OUTPUT = 8 * 1024 * 1024
@@ -72,7 +71,9 @@ class ExecutionService:
         self._knowledge = knowledge
         self.guard = guard
         self._known_sessions: set[str] = set()
-        self._background: dict[int, anyio.Event] = {}
+        self.background = BackgroundCells(db=db, executions=executions, pool=pool, hashes=self._hashes,
+                                          project_dir=project_dir, spawn=spawn,
+                                          max_timeout_s=limits.max_timeout_ms / 1000, knowledge=knowledge)
         self._python = python
         self._told_python: set[str] = set()  # sessions whose first python reply named the interpreter
 
@@ -111,8 +112,11 @@ class ExecutionService:
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         stack = AsyncExitStack()
         run: CellRun | None = None
+        name = language.name if language else kernel_name
         try:
+            doing(f"starting the {name} kernel" if not self._pool.has(session.id, kernel_name) else f"running {name}")
             kernel = await self._kernel(stack, req, session, kernel_name)
+            doing(f"running {name}")
             stopped = None if req.fresh or req.background else self._pool.take_notice(session.id, kernel_name)
             # The timeout is the cell's own: a kernel start has its own limit.
             deadline = time.monotonic() + timeout_ms / 1000
@@ -128,7 +132,10 @@ class ExecutionService:
             if await run.wait(deadline):
                 outcome = await run.outcome()
             elif req.background:
-                return await self._go_background(run, stack, record, req, session, language, clamp_note)
+                reply = prefixed(shape_reply(run.collector, CellOutcome(status="running"), exec_id=record.exec_id,
+                                             language=language, notes=[n for n in [clamp_note] if n]),
+                                 self._python_header(session, run.kernel.kernel_name))
+                return await self.background.start(run, stack, record, req, session.id, reply)
             else:
                 outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
                 outcome.note = f"timed out after {timeout_ms / 1000:g} s"
@@ -242,41 +249,6 @@ class ExecutionService:
             raise InvalidRequest(f"could not load {path} into the kernel: {detail}".strip(),
                                  hint="check that the file is readable text")
 
-    async def _go_background(self, run: CellRun, stack: AsyncExitStack, record: CellRecord, req: ExecuteRequest,
-                             session: SessionRef, language: Language | None, clamp_note: str) -> ExecuteReply:
-        exec_id = record.exec_id
-        reply = prefixed(shape_reply(run.collector, CellOutcome(status="running"), exec_id=exec_id,
-                                     language=language, notes=[n for n in [clamp_note] if n]),
-                         self._python_header(session, run.kernel.kernel_name))
-        await record.running(run.kernel.instance_id, run.collector.bytes_produced, reply)
-        limit = self._limits.max_timeout_ms / 1000
-        done = self._background[exec_id] = anyio.Event()
-
-        async def finish_later() -> None:
-            try:
-                try:
-                    if await run.wait(time.monotonic() + limit):
-                        outcome = await run.outcome()
-                    else:
-                        outcome = await run.stop_after_timeout(self._limits.restart_timeout_s)
-                except Exception as exc:  # noqa: BLE001 - the server shut the kernel down under us
-                    outcome = CellOutcome(status="interrupted", error_name=type(exc).__name__,
-                                          error_value="the server stopped before the background cell finished")
-                with _shielded():
-                    await run.flush()
-                    await record.background_done(outcome, run.collector.bytes_produced, reply,
-                                                 await self._hashes.of(outcome.files, self._project_dir, req.code,
-                                                                       outcome.cwd))
-            finally:
-                await self._pool.release_extra(run.kernel)
-                await stack.aclose()
-                self._background.pop(exec_id, None)
-                done.set()
-
-        self._spawn(finish_later)
-        text = sent_text(reply.text, record.reply_note(), exec_id)
-        return ExecuteReply(text, False, "running", exec_id, run.collector.bytes_produced, len(text.encode()))
-
     async def run_recorded(self, kernel: Kernel, req: ExecuteRequest, session: SessionRef,
                            deadline: float, label: str = "",
                            limit: str = "") -> tuple[int, CellOutcome, OutputCollector]:
@@ -315,13 +287,7 @@ class ExecutionService:
 
     async def wait_background(self, exec_id: int, timeout: float) -> bool:
         """Wait until background execution `exec_id` has finished and been recorded; False on timeout."""
-        event = self._background.get(exec_id)
-        if event is None:
-            return True
-        with anyio.move_on_after(timeout):
-            await event.wait()
-            return True
-        return False
+        return await self.background.wait(exec_id, timeout)
 
     async def _complete(self, record: CellRecord, req: ExecuteRequest, session: SessionRef, language: Language | None,
                         collector: OutputCollector, outcome: CellOutcome, clamp_note: str,

@@ -38,7 +38,7 @@ RULE_NAMES = frozenset({
 RULE_DIRS = (".cursor/rules/", ".github/instructions/", ".claude/rules/", ".windsurf/rules/", ".clinerules/")
 
 OUR_TOOLS = frozenset({
-    "ctx_execute", "ctx_execute_file", "ctx_batch_execute", "ctx_search", "ctx_fetch_and_index",
+    "ctx_execute", "ctx_execute_file", "ctx_follow", "ctx_batch_execute", "ctx_search", "ctx_fetch_and_index",
     "ctx_index", "ctx_export", "ctx_stats", "ctx_purge",
 })
 # Read-only bookkeeping tools: nothing about the work changes when they run.

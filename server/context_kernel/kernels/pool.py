@@ -158,6 +158,10 @@ class KernelPool:
         now = time.monotonic()
         return [(name, s.kernel, now - s.since) for name, s in self._spares.items() if s.ok]
 
+    def has(self, session_id: str, kernel_name: str) -> bool:
+        """Whether the session has a kernel of this name already (progress says "starting" otherwise)."""
+        return (session_id, kernel_name) in self._slots
+
     def take_notice(self, session_id: str, kernel_name: str) -> str | None:
         """Execution service calls this after a lease: why this session's previous kernel is gone, once."""
         return self._notices.pop((session_id, kernel_name), None)

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from ..activity import doing
 from ..metering import count, metering
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
@@ -143,6 +144,7 @@ class Indexer:
             return report
         from .walk import walk  # see spec
 
+        doing(f"listing the files under {path}")
         found = await anyio.to_thread.run_sync(lambda: walk(real, include=include, exclude=exclude,
                                                             max_depth=max_depth, max_files=max_files,
                                                             respect_gitignore=respect_gitignore))
@@ -159,10 +161,11 @@ class Indexer:
         batch: list[tuple[Path, str]] = []
         size = 0
         sizes = await anyio.to_thread.run_sync(lambda: [f.stat().st_size for f, _ in labelled])
-        for (file, label), file_size in zip(labelled, sizes, strict=True):
+        for done, ((file, label), file_size) in enumerate(zip(labelled, sizes, strict=True)):
             batch.append((file, label))
             size += file_size
             if size >= BATCH_BYTES:
+                doing(f"indexing {path}: {done + 1 - len(batch)} of {len(labelled)} files done")
                 report.sources += await self.index_files(batch, session_id)
                 batch, size = [], 0
         if batch:

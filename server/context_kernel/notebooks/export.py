@@ -303,6 +303,8 @@ def _cell_meta(row: ExecutionRow) -> dict[str, Any]:
 def _unfinished_note(row: ExecutionRow) -> str | None:
     """The line that ends a cell that did not finish by itself: never finished, or stopped at its limit."""
     status = _status(row)
+    if status == "interrupted" and row.error_name == "Cancelled":  # execution/background.py
+        return "[context-kernel: this background cell never finished — the agent cancelled it; replay skips it]\n"
     if status == "interrupted":
         why = ("the call was cancelled while it ran (the client went away, or the server stopped) and the cell was "
                "interrupted" if row.status == "interrupted" else "the server stopped while it ran")

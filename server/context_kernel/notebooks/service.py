@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from ..activity import doing
 from ..errors import InvalidRequest
 from ..kernels.specs import find_spec
 from ..paths import resolve_in_project
@@ -89,6 +90,7 @@ class ExportService:
         if redact:
             rows = await anyio.to_thread.run_sync(lambda: [redacted_row(r) for r in rows])
 
+        doing(f"writing the notebooks of {len(rows)} executions")
         said = await self._said(session_id, rows, calls, sessions, recorded or str(self._project_dir))
         # Building and writing notebooks is file work: a worker thread, not the database's.
         done = await anyio.to_thread.run_sync(lambda: export_session(
@@ -97,7 +99,8 @@ class ExportService:
         if html:
             from .html import to_html  # nbconvert costs ~150 ms to import: only when HTML is asked for
 
-            for nb in done.notebooks:
+            for i, nb in enumerate(done.notebooks, 1):
+                doing(f"writing HTML: notebook {i} of {len(done.notebooks)}")
                 nb.path = await anyio.to_thread.run_sync(to_html, nb.path)
         return done
 

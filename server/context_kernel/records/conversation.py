@@ -14,7 +14,7 @@ from typing import Any
 from ..metering import CallRecord
 
 # The tools whose calls are part of the conversation (ctx_execute and its kin are the cells themselves).
-CONVERSATION_TOOLS = frozenset({"ctx_search", "ctx_fetch_and_index", "ctx_index", "ctx_batch_execute"})
+CONVERSATION_TOOLS = frozenset({"ctx_search", "ctx_fetch_and_index", "ctx_index", "ctx_batch_execute", "ctx_follow"})
 MAX_ARGUMENTS_CHARS = 2_000
 MAX_REPLY_CHARS = 4_000
 

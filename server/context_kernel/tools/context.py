@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -30,18 +29,6 @@ async def app_and_session(ctx: Context[ServerState, Any]) -> tuple[App, SessionR
     """The app (built on the first call; a store that cannot open raises here) and the caller's session."""
     holder, session = holder_and_session(ctx)
     return await holder.get(), session
-
-
-def progress_reporter(ctx: Context[ServerState, Any]) -> Callable[[float], Awaitable[None]]:
-    """MCP progress notifications while a cell runs, so long runs do not hit the client's timeout.
-
-    The SDK makes this a no-op when the caller gave no progress token.
-    """
-
-    async def report(elapsed: float) -> None:
-        await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s")
-
-    return report
 
 
 # The executions a reply cites (its text ends with `[#42]`), for clients and scripts that read ids, not text.

@@ -9,7 +9,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..execution.requests import ExecuteRequest
-from .context import ServerState, app_and_session, progress_reporter, text_result
+from .context import ServerState, app_and_session, text_result
 
 Language = Annotated[str, Field(description=(
     "python, shell, r, javascript, typescript (warm, stateful kernels); ruby, go, rust, php, perl, elixir, "
@@ -48,7 +48,7 @@ async def ctx_execute(
     intent: Intent = None,
     background: Annotated[bool, Field(description=(
         "Return after the timeout with partial output and leave the cell running in its own kernel "
-        "(for servers and watchers); its later output is recorded."))] = False,
+        "(for servers, watchers, long jobs); follow it with ctx_follow."))] = False,
     fresh: Annotated[bool, Field(description="Run in a throwaway kernel that shares no state.")] = False,
     kernel: Annotated[str | None, Field(description="Any installed Jupyter kernelspec name (e.g. ir); "
                                         "overrides language.")] = None,
@@ -57,7 +57,7 @@ async def ctx_execute(
     reply = await app.execution.execute(
         ExecuteRequest(code=code, language=language, kernel=kernel, timeout_ms=timeout, intent=intent,
                        background=background, fresh=fresh, tool="ctx_execute"),
-        session, progress_reporter(ctx),
+        session,
     )
     return text_result(reply.text, reply.is_error, [reply.execution_id] if reply.execution_id else None)
 
@@ -74,6 +74,24 @@ async def ctx_execute_file(
     reply = await app.execution.execute(
         ExecuteRequest(code=code, language=language, timeout_ms=timeout, intent=intent, path=path,
                        tool="ctx_execute_file"),
-        session, progress_reporter(ctx),
+        session,
     )
     return text_result(reply.text, reply.is_error, [reply.execution_id] if reply.execution_id else None)
+
+
+FOLLOW_DOC = (
+    "Follow a background cell (ctx_execute background=true): status, output since your last look (≤ 4 KB), how it "
+    "ended; all of it is searchable as exec-N."
+)
+
+
+async def ctx_follow(
+    execution: Annotated[int, Field(description="The id its reply cites: 42 for [#42].")],
+    ctx: Context[ServerState, Any],
+    intent: Annotated[str | None, Field(description="What to look for in long new output.")] = None,
+    wait: Annotated[float, Field(description="Seconds to wait for its end first.", ge=0, le=60)] = 0,
+    cancel: Annotated[bool, Field(description="Stop it.")] = False,
+) -> CallToolResult:
+    app, session = await app_and_session(ctx)
+    reply = await app.execution.background.follow(execution, session.id, intent=intent, wait_s=wait, cancel=cancel)
+    return text_result(reply.text, reply.is_error, [execution])

@@ -23,9 +23,8 @@ async def ctx_export(
     path: Annotated[str | None, Field(description="Directory inside the project (default: the data dir).")] = None,
     format: Literal["ipynb", "html"] = "ipynb",  # noqa: A002 - the reference's parameter name
     redact: Annotated[bool, Field(description="Take secrets out of the exported code and outputs.")] = False,
-    with_inputs: Annotated[bool, Field(description=(
-        "Copy the files the cells read (as they were read, up to 100 MB each) next to the notebooks, which then "
-        "run there."))] = False,
+    with_inputs: Annotated[bool, Field(description="Copy the files the cells read next to the notebooks, "
+                                                   "which then run there.")] = False,
 ) -> CallToolResult:
     app, current = await app_and_session(ctx)
     done = await app.export.export(session or current.id, path, html=format == "html", redact=redact,

@@ -36,6 +36,7 @@ from mcp.types import (
 from pydantic import AnyUrl, ValidationError
 
 from .. import __version__
+from ..activity import tracking
 from ..app import AppHolder
 from ..errors import ContextKernelError
 from ..metering import CallRecord, metering
@@ -45,6 +46,7 @@ from ..serving.stdio import serve_stdio
 from ..settings import Settings
 from . import offerings
 from .context import ServerState, holder_and_session, text_result
+from .heartbeat import reporting
 from .schema import compact_schema
 from .sessions import SESSION_META_KEY, SessionIds
 
@@ -123,8 +125,10 @@ class ContextKernelServer(MCPServer[ServerState]):
     and the exports and insight page as resources (offerings.py)."""
 
     def __init__(self, *args: Any, published: Published, register: Callable[[ContextKernelServer], None],
-                 **kwargs: Any) -> None:
+                 progress_s: float = 5.0, **kwargs: Any) -> None:
+        """`progress_s`: how often a running call notifies its progress (tools/heartbeat.py)."""
         self._register: Callable[[ContextKernelServer], None] | None = register
+        self._progress_s = progress_s
         super().__init__(*args, **kwargs)
         self._unrecorded: list[CallRecord] = []
         self._published = published
@@ -178,9 +182,10 @@ class ContextKernelServer(MCPServer[ServerState]):
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[ServerState, Any] | None = None) -> CallToolResult | InputRequiredResult:
         began = time.perf_counter()
-        with metering() as meter:
+        with metering() as meter, tracking(name) as activity:
             try:
-                result = await super().call_tool(name, arguments, context)
+                call = super().call_tool(name, arguments, context)
+                result = await (reporting(context, activity, self._progress_s, call) if context is not None else call)
             except MCPError:
                 raise  # a protocol-level error: the SDK answers it as JSON-RPC
             except ToolError as exc:  # UnexpectedToolError included
@@ -271,7 +276,7 @@ def create_server(settings: Settings, *, transport: str = "stdio") -> ContextKer
     warm = WarmStart(min(settings.prewarm_kernels, settings.max_kernels))
     server = ContextKernelServer(
         "context-kernel", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
-        published=Published(settings.export_dir, settings.insight_page),
+        published=Published(settings.export_dir, settings.insight_page), progress_s=settings.progress_interval_s,
         middleware=[warm],
         register=partial(_add_tools, remote=settings.gateway is not None),
     )
@@ -286,6 +291,7 @@ def _add_tools(server: ContextKernelServer, *, remote: bool) -> None:
     note = execute.REMOTE_NOTE if remote else ""
     server.add_tool(execute.ctx_execute, name="ctx_execute", description=execute.EXECUTE_DOC + note)
     server.add_tool(execute.ctx_execute_file, name="ctx_execute_file", description=execute.EXECUTE_FILE_DOC + note)
+    server.add_tool(execute.ctx_follow, name="ctx_follow", description=execute.FOLLOW_DOC)
     server.add_tool(knowledge.ctx_index, name="ctx_index", description=knowledge.INDEX_DOC)
     server.add_tool(knowledge.ctx_search, name="ctx_search", description=knowledge.SEARCH_DOC)
     server.add_tool(batch.ctx_batch_execute, name="ctx_batch_execute", description=batch.BATCH_DOC)

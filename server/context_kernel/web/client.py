@@ -25,6 +25,7 @@ import httpcore
 import httpx
 
 from .. import __version__
+from ..activity import printed
 from .address_rules import check_address, check_scheme, parse_ip
 from .decoding import BodyTooLarge, BoundedDecoder, DecodeFailed, UnsupportedEncoding, accept_encoding
 from .errors import FetchError, FetchHTTPError, FetchTimeout, FetchTooLarge, FetchTooManyRedirects, FetchUnreachable
@@ -217,6 +218,7 @@ class SafeFetcher:
         received = 0
         async for chunk in response.aiter_raw():
             received += len(chunk)
+            printed(f"{received / 1024:,.0f} KB received")
             if received > cap:
                 raise FetchTooLarge(f"{url} sent more than the {cap}-byte limit", url=str(url), limit=cap,
                                     received=received)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import anyio
 
+from ..activity import doing
 from ..batches import check_batch
 from ..errors import ContextKernelError, InvalidRequest
 from ..knowledge.service import KnowledgeService
@@ -85,8 +86,10 @@ class FetchService:
             age = self._clock() - cached.indexed_at
             if age < ttl:
                 return FetchOutcome(shown, label, "cached", cached, age_s=age)
+        doing(f"fetching {shown}")
         try:
             got = await self._fetcher.fetch(req.url, self._guard.check_url if self._guard else None)
+            doing(f"converting and indexing {shown} ({len(got.body) / 1024:,.0f} KB)")
             base = await anyio.to_thread.run_sync(url_without_credentials, got.final_url)
             converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, base)
         except ContextKernelError as exc:  # refused, failed or binary (UnsupportedContent): this URL's outcome
