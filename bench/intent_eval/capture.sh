@@ -8,17 +8,23 @@
 # scratch folder /tmp/intent-eval-scratch, which is emptied first and removed at the end.
 #
 # Two groups of cases:
-#   reproducible   made from seeded synthetic data or throwaway projects; re-running gives the
-#                  same lines except for timings, dates of "now" and tool-version differences
-#                  (pytest run times, gcc/R/pandas versions, ps/top numbers).
-#   machine state  read logs and listings of the machine the set was captured on (dpkg.log,
-#                  apt history, dpkg -l, pip list, ls /usr/bin, du, ...). They are committed as
-#                  captured; re-capturing them on another machine gives different files, and
+#   reproducible   made from seeded synthetic data or throwaway projects (pytest, compiler,
+#                  pandas, r, data, git, logs, listings, more). Re-running with the same tool
+#                  versions gives the same files, except lines holding run times, PIDs or the
+#                  current date (pytest/cargo timings, the PostgreSQL log, the traceback's
+#                  log times, the ".." line of ls_la_logs.txt).
+#   machine state  only with --machine (procs, df, machine): ps/top of a small workload, df of
+#                  tmpfs volumes next to / and /dev/shm, and this machine's package logs and
+#                  listings (dpkg.log, apt history/term logs, alternatives.log, dpkg -l,
+#                  apt-cache policy, pip list/show, ls -la /usr/bin, du /usr/share). They are
+#                  committed as captured; re-capturing them elsewhere gives different files and
 #                  the needles in the jsonl files would no longer match.
 #
-# Needs: bash, python3 with pandas and numpy (PY, default python3), Rscript, git, gcc, g++,
-# make, util-linux (unshare, column), procps (ps, top), PostgreSQL 15 server binaries
-# (initdb, pg_ctl, psql) for the server-log case.
+# Needs: bash, root (runuser, unshare, mount), python3 with pandas and numpy (PY, default
+# python3), Rscript, git, gcc, g++, make, jq, rustc and cargo, go, util-linux (unshare,
+# column), procps (ps, top), iproute2, PostgreSQL 15 server binaries (PGBIN, default
+# /usr/lib/postgresql/15/bin) and a "postgres" user. Sections can be picked with ONLY:
+#   ONLY="pandas r" bash capture.sh OUTDIR
 set -euo pipefail
 
 OUT=${1:?usage: capture.sh OUTDIR [--machine]}
@@ -34,7 +40,7 @@ export LC_ALL=C.UTF-8 TZ=UTC COLUMNS=120
 
 say() { printf '== %s\n' "$*" >&2; }
 
-# Run only some sections: ONLY="pytest gcc" bash capture.sh OUTDIR
+# Run only some sections: ONLY="pytest compiler" bash capture.sh OUTDIR
 want() { [[ -z "${ONLY:-}" || " $ONLY " == *" $1 "* ]]; }
 
 ###############################################################################
@@ -1949,6 +1955,7 @@ PYEOF
   cat > "$D/etl_nightly.py" <<'PYEOF'
 import time
 frames = [bytearray(b"x" * (64 << 20)) for _ in range(22)]  # ~1.4 GiB resident
+open("etl.ready", "w").close()
 while True:
     time.sleep(1)
 PYEOF
@@ -1973,7 +1980,8 @@ python3 -m http.server 9000 --bind 127.0.0.1 > /dev/null 2>&1 &
 bash -c 'while true; do sleep 5; done' &
 sleep infinity &
 tail -f /dev/null &
-sleep 6
+for i in \$(seq 1 120); do [ -e etl.ready ] && break; sleep 0.5; done
+sleep 4
 ps auxww > "$OUT/ps_aux.txt"
 top -b -n1 -c -w 180 > "$OUT/top_batch.txt"
 runuser -u postgres -- "$PGB/pg_ctl" -D "$D/pgdata" -m fast -w stop > /dev/null
@@ -2034,7 +2042,7 @@ df -hT / /dev/shm "${M[@]}"
 SHEOF
   unshare --mount bash "$W/df.sh" > "$OUT/df_volumes.txt"
 }
-want df && sec_df
+want df && [[ $MACHINE == --machine ]] && sec_df
 
 ###############################################################################
 # Listings that need no machine state: env of a container-like process,
@@ -2104,6 +2112,390 @@ PYEOF
   column -s, -t < "$W/vms.csv" > "$OUT/column_vms.txt"
 }
 want listings && sec_listings
+
+###############################################################################
+# Rust and Go: a borrow-checker error, go test and cargo test runs with
+# failures; and ls -la of a folder of rotated logs
+###############################################################################
+sec_more() {
+  say more
+  local RS=$W/rust
+  mkdir -p "$RS"
+  cat > "$RS/stock.rs" <<'RSEOF'
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Write};
+
+const MAX_ERRORS: usize = 10;
+
+#[derive(Debug, Clone)]
+struct Order {
+    id: u32,
+    sku: String,
+    qty: u32,
+}
+
+fn reserve(stock: &mut HashMap<String, u32>, order: &Order) -> Result<(), String> {
+    let available = stock.get_mut(&order.sku).ok_or(format!("unknown sku {}", order.sku))?;
+    if *available < order.qty {
+        return Err(format!("order {}: only {} left of {}", order.id, available, order.sku));
+    }
+    *available -= order.qty;
+    Ok(())
+}
+
+fn error_rate(failed: u32, total: u32) -> f64 {
+    let mut rate = failed as f64 / total as f64;
+    rate
+}
+
+fn summarize(orders: Vec<Order>) -> u32 {
+    orders.iter().map(|o| o.qty).sum()
+}
+
+fn main() {
+    let mut error_count = 0;
+    let mut stock: HashMap<String, u32> = HashMap::new();
+    stock.insert("SKU-1".to_string(), 10);
+    stock.insert("SKU-2".to_string(), 3);
+    let unused_limit = 100;
+    let orders = vec![
+        Order { id: 1, sku: "SKU-1".into(), qty: 4 },
+        Order { id: 2, sku: "SKU-2".into(), qty: 5 },
+    ];
+    let total = summarize(orders);
+    for order in &orders {
+        if let Err(e) = reserve(&mut stock, order) {
+            eprintln!("{}", e);
+        }
+    }
+    let first = stock.get("SKU-1");
+    stock.clear();
+    println!("reserved {} units, SKU-1 left: {:?}", total, first);
+}
+RSEOF
+  ( cd "$RS" && rustc --edition 2021 -W unused stock.rs -o stock > "$OUT/rustc_borrow_error.txt" 2>&1 || true )
+
+  export GOCACHE=$W/go/cache GOPATH=$W/go/path GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off GOTELEMETRY=off
+  local GT=$W/go/durations
+  mkdir -p "$GT"
+  cat > "$GT/go.mod" <<'GOEOF'
+module example.com/durations
+
+go 1.19
+GOEOF
+  cat > "$GT/parse.go" <<'GOEOF'
+// Package durations parses human durations like "1h30m", "2 days", "90s".
+package durations
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var units = map[string]time.Duration{
+	"s": time.Second, "sec": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour,
+}
+
+// Parse parses s into a time.Duration.
+func Parse(s string) (time.Duration, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	fields := strings.Fields(s)
+	if len(fields) != 2 {
+		return 0, fmt.Errorf("cannot parse %q", s)
+	}
+	n, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 0, fmt.Errorf("bad number in %q: %w", s, err)
+	}
+	u, ok := units[fields[1]]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q", fields[1])
+	}
+	return time.Duration(n) * u, nil
+}
+
+// Human formats d the way people write it.
+func Human(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%dm", d/time.Hour, (d%time.Hour)/time.Minute)
+	default:
+		return d.String()
+	}
+}
+GOEOF
+  cat > "$GT/parse_test.go" <<'GOEOF'
+package durations
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want time.Duration
+	}{
+		{"go-style", "1h30m", 90 * time.Minute},
+		{"seconds", "90s", 90 * time.Second},
+		{"words-days", "2 days", 48 * time.Hour},
+		{"words-minutes", "15 minutes", 15 * time.Minute},
+		{"week", "1 week", 7 * 24 * time.Hour},
+		{"weeks-plural", "2 weeks", 14 * 24 * time.Hour},
+		{"upper-case", "3 HOURS", 3 * time.Hour},
+		{"padded", "  45 min ", 45 * time.Minute},
+		{"negative", "-5 minutes", -5 * time.Minute},
+		{"fraction", "1.5 hours", 90 * time.Minute},
+		{"one-second", "1 second", time.Second},
+		{"sec-abbrev", "30 sec", 30 * time.Second},
+		{"minutes-go", "45m", 45 * time.Minute},
+		{"hours-go", "12h", 12 * time.Hour},
+		{"ms", "250ms", 250 * time.Millisecond},
+		{"compound-go", "2h45m30s", 2*time.Hour + 45*time.Minute + 30*time.Second},
+		{"one-day", "1 day", 24 * time.Hour},
+		{"d-abbrev", "3 d", 72 * time.Hour},
+		{"w-abbrev", "2 w", 14 * 24 * time.Hour},
+		{"hour-singular", "1 hour", time.Hour},
+		{"min-abbrev", "5 min", 5 * time.Minute},
+		{"tab-separated", "10\tminutes", 10 * time.Minute},
+		{"big-number", "10000 seconds", 10000 * time.Second},
+		{"zero", "0 minutes", 0},
+		{"us", "1500us", 1500 * time.Microsecond},
+		{"mixed-case-unit", "4 Days", 96 * time.Hour},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(tc.in)
+			if err != nil {
+				t.Fatalf("Parse(%q) returned error: %v", tc.in, err)
+			}
+			if got != tc.want {
+				t.Errorf("Parse(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, in := range []string{"", "abc", "5 fortnights", "1 2 3"} {
+		if _, err := Parse(in); err == nil {
+			t.Errorf("Parse(%q) should fail", in)
+		}
+	}
+}
+
+func TestHuman(t *testing.T) {
+	cases := map[time.Duration]string{
+		90 * time.Minute: "1h30m",
+		3 * 24 * time.Hour: "3 days",
+		45 * time.Second: "45s",
+		36 * time.Hour: "1 days 12h",
+		2 * time.Hour: "2h0m",
+		150 * time.Minute: "2h30m",
+		10 * time.Second: "10s",
+		7 * 24 * time.Hour: "7 days",
+	}
+	for d, want := range cases {
+		if got := Human(d); got != want {
+			t.Errorf("Human(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		Parse("15 minutes")
+	}
+}
+GOEOF
+  ( cd "$GT" && go test -v -count=1 ./... > "$OUT/go_test_verbose.txt" 2>&1 || true )
+
+  local CT=$W/rust/ratelimit
+  mkdir -p "$CT/src"
+  cat > "$CT/Cargo.toml" <<'RSEOF'
+[package]
+name = "ratelimit"
+version = "0.3.0"
+edition = "2021"
+
+[dependencies]
+RSEOF
+  cat > "$CT/src/lib.rs" <<'RSEOF'
+//! A token-bucket rate limiter.
+
+#[derive(Debug)]
+pub struct Bucket {
+    capacity: u32,
+    tokens: f64,
+    refill_per_sec: f64,
+    last_ms: u64,
+}
+
+impl Bucket {
+    pub fn new(capacity: u32, refill_per_sec: f64) -> Self {
+        Bucket { capacity, tokens: capacity as f64, refill_per_sec, last_ms: 0 }
+    }
+
+    fn refill(&mut self, now_ms: u64) {
+        let elapsed = now_ms.saturating_sub(self.last_ms) as f64 / 1000.0;
+        self.tokens = (self.tokens + elapsed * self.refill_per_sec).min(self.capacity as f64);
+        self.last_ms = now_ms;
+    }
+
+    pub fn try_take(&mut self, n: u32, now_ms: u64) -> bool {
+        self.refill(now_ms);
+        if self.tokens >= n as f64 {
+            self.tokens -= n as f64;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn available(&self) -> u32 {
+        self.tokens.round() as u32
+    }
+
+    pub fn wait_time_ms(&self, n: u32) -> u64 {
+        if self.tokens >= n as f64 {
+            return 0;
+        }
+        ((n as f64 - self.tokens) / self.refill_per_sec * 1000.0) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_full() {
+        assert_eq!(Bucket::new(10, 1.0).available(), 10);
+    }
+
+    #[test]
+    fn take_reduces_tokens() {
+        let mut b = Bucket::new(10, 1.0);
+        assert!(b.try_take(3, 0));
+        assert_eq!(b.available(), 7);
+    }
+
+    #[test]
+    fn cannot_take_more_than_capacity() {
+        let mut b = Bucket::new(5, 1.0);
+        assert!(!b.try_take(6, 0));
+    }
+
+    #[test]
+    fn refills_over_time() {
+        let mut b = Bucket::new(10, 2.0);
+        assert!(b.try_take(10, 0));
+        assert!(b.try_take(4, 2000));
+    }
+
+    #[test]
+    fn refill_is_capped() {
+        let mut b = Bucket::new(10, 5.0);
+        b.try_take(1, 0);
+        b.refill(60_000);
+        assert_eq!(b.available(), 10);
+    }
+
+    #[test]
+    fn wait_time_when_empty() {
+        let mut b = Bucket::new(4, 2.0);
+        assert!(b.try_take(4, 0));
+        assert_eq!(b.wait_time_ms(1), 500);
+    }
+
+    #[test]
+    fn wait_time_rounds_up() {
+        let mut b = Bucket::new(3, 3.0);
+        assert!(b.try_take(3, 0));
+        assert_eq!(b.wait_time_ms(2), 667);
+    }
+
+    #[test]
+    fn clock_going_backwards_does_not_refill() {
+        let mut b = Bucket::new(10, 1.0);
+        assert!(b.try_take(10, 5_000));
+        assert!(!b.try_take(1, 4_000));
+    }
+
+    #[test]
+    fn zero_refill_rate_never_refills() {
+        let mut b = Bucket::new(2, 0.0);
+        assert!(b.try_take(2, 0));
+        assert_eq!(b.wait_time_ms(1), u64::MAX);
+    }
+
+    #[test]
+    fn many_small_takes() {
+        let mut b = Bucket::new(100, 10.0);
+        for i in 0..100 {
+            assert!(b.try_take(1, i), "take {} failed", i);
+        }
+    }
+}
+RSEOF
+  ( cd "$CT" && RUST_BACKTRACE=1 CARGO_TARGET_DIR=$W/rust/target CARGO_TERM_COLOR=never cargo test --offline > "$OUT/cargo_test.txt" 2>&1 || true )
+
+  # ls -la of a folder of rotated logs and exports (sizes and dates fixed)
+  local L=$W/var-log-shop
+  mkdir -p "$L/archive"
+  $PY - "$L" <<'PYEOF'
+import datetime as dt
+import os
+import random
+import sys
+
+random.seed(5)
+root = sys.argv[1]
+start = dt.datetime(2024, 3, 1, 0, 5)
+files = []
+for day in range(92):
+    d = start + dt.timedelta(days=day)
+    for svc in ("api", "worker", "nginx-access"):
+        size = int(random.lognormvariate(14.2 if svc == "nginx-access" else 13.0, 0.35))
+        if svc == "worker" and day == 71:
+            size = 912_337_408  # the day the retry loop went wild
+        name = f"{svc}-{d:%Y-%m-%d}.log.gz" if day < 85 else f"{svc}-{d:%Y-%m-%d}.log"
+        mtime = d + dt.timedelta(days=1, minutes=random.randint(0, 50))
+        files.append((name, size, mtime))
+files.append(("api.log", 48_213_911, dt.datetime(2024, 6, 1, 9, 41)))
+files.append(("worker.log", 7_730_102, dt.datetime(2024, 6, 1, 9, 42)))
+files.append(("nginx-access.log", 130_944_227, dt.datetime(2024, 6, 1, 9, 42)))
+files.append(("nginx-error.log", 88_412, dt.datetime(2024, 6, 1, 8, 13)))
+files.append(("logrotate.status", 2_311, dt.datetime(2024, 6, 1, 0, 5)))
+for name, size, mtime in files:
+    p = os.path.join(root, name)
+    with open(p, "wb") as fh:
+        fh.truncate(size)
+    ts = mtime.replace(tzinfo=dt.timezone.utc).timestamp()
+    os.utime(p, (ts, ts))
+ts = dt.datetime(2024, 2, 29, 23, 59, tzinfo=dt.timezone.utc).timestamp()
+os.utime(os.path.join(root, "archive"), (ts, ts))
+PYEOF
+  ( cd "$L" && touch -d '2024-06-01 09:42' . && ls -la --time-style=long-iso > "$OUT/ls_la_logs.txt" )
+}
+want more && sec_more
 
 ###############################################################################
 # Machine state: package logs and listings of the machine the set was captured

@@ -38,15 +38,17 @@ _current: ContextVar[Meter | None] = ContextVar("context_kernel_meter", default=
 
 
 def count(*, bytes_in: int = 0, bytes_indexed: int = 0, shown_whole: bool = False,
-          source: str | None = None) -> None:
-    """Add to the current call's meter; `source`: the label `bytes_indexed` went under."""
+          source: str | None = None, source_extra: int = 0) -> None:
+    """Add to the current call's meter; `source`: the label `bytes_indexed` went under; `source_extra`: what that
+    source took in beyond what was indexed (a fetched page's body is larger than its converted text)."""
     meter = _current.get()
     if meter is not None:
         meter.bytes_in += max(0, bytes_in)
         meter.bytes_indexed += max(0, bytes_indexed)
         meter.shown_whole = meter.shown_whole or shown_whole
-        if source is not None and bytes_indexed > 0:
-            meter.sources_in[source] = meter.sources_in.get(source, 0) + bytes_indexed
+        taken = max(0, bytes_indexed) + max(0, source_extra)
+        if source is not None and taken > 0:
+            meter.sources_in[source] = meter.sources_in.get(source, 0) + taken
 
 
 def count_back(per_source: dict[str, int]) -> None:

@@ -6,3 +6,12 @@ from __future__ import annotations
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and the noun agreeing with it; `plural` for nouns that do not just take an s."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def size_text(n: float) -> str:
+    """A byte count in the unit that reads best: '512 B', '55.6 KB', '113.1 MB', '1.2 GB' (1 KB = 1024 B)."""
+    for unit in ("B", "KB", "MB"):
+        if abs(n) < 1024:
+            return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"

@@ -47,3 +47,22 @@ async def test_after_the_resend_period_a_section_is_sent_again(tmp_path: Path, p
         await client.call_tool("ctx_index", {"content": TEXT, "source": "tides"})
         assert ANSWER in await ask(client)
         assert ANSWER in await ask(client)
+
+
+async def test_text_sent_under_one_label_is_named_not_resent_under_another(tmp_path: Path) -> None:
+    hooks = Hooks(tmp_path)
+    notes = hooks.project / "tides.md"
+    notes.write_text(TEXT)
+    settings = make_settings(tmp_path, hooks.project, home=hooks.home)
+    async with Client(create_server(settings)) as client:
+        await client.call_tool("ctx_index", {"path": "tides.md", "source": "copyA"})
+        assert ANSWER in await ask(client)
+        await client.call_tool("ctx_index", {"path": "tides.md", "source": "copyB"})
+        again = text_of(await client.call_tool("ctx_search", {"queries": ["spring tides moon"], "source": "copyB"}))
+        assert ANSWER not in again and "(same text as copyA, sent in search call 1; not repeated)" in again, again
+        run = hooks.run("claude-code", "PreCompact", {"session_id": "c", "hook_event_name": "PreCompact",
+                                                      "cwd": str(hooks.project), "trigger": "auto"})
+        assert run.returncode == 0, run.stderr
+        # after a compaction the agent has forgotten both: the text is sent again
+        assert ANSWER in text_of(await client.call_tool("ctx_search", {"queries": ["spring tides moon"],
+                                                                      "source": "copyB"}))

@@ -98,3 +98,34 @@ async def test_a_deleted_empty_file_is_reported_dropped_once(kb: KnowledgeServic
     again = await kb.search(["wombat burrows"], session_id="s3")
     assert "todo.md" in first.text and "deleted" in first.text
     assert "todo.md" not in again.text, again.text
+
+
+async def test_a_file_added_to_an_indexed_folder_is_found_by_the_next_search(
+        kb: KnowledgeService, tmp_path: Path) -> None:
+    docs = tmp_path / "project" / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\nThe axolotl regrows its limbs.\n")
+    (docs / "skip.log").write_text("the narwhal log line\n")
+    await kb.index(path="docs", source="handbook", exclude=["*.log"])
+    (docs / "b.md").write_text("# B\nThe pangolin is covered in scales.\n")
+    (docs / "also.log").write_text("a pangolin line excluded by the folder's own options\n")
+    reply = await kb.search(["pangolin scales"], session_id="s1")
+    assert "The pangolin is covered in scales." in reply.text, reply.text
+    assert "(indexed 1 file(s) added to indexed folders since: handbook/b.md)" in reply.text
+    assert "excluded by the folder's own options" not in reply.text  # the walk keeps the index call's options
+    again = await kb.search(["pangolin scales"], session_id="s2")
+    assert "indexed 1 file(s)" not in again.text  # known now: not indexed twice
+
+
+def test_a_folder_is_walked_again_at_most_every_few_seconds() -> None:
+    from context_kernel.knowledge.new_files import RESCAN_S, NewFiles
+    from context_kernel.store.indexed_dirs import IndexedDir
+
+    now = [100.0]
+    watch = NewFiles(clock=lambda: now[0])
+    docs = IndexedDir("/p/docs", "", {}, None)
+    assert watch.due([docs]) == [docs]
+    now[0] += RESCAN_S / 2
+    assert watch.due([docs]) == []
+    now[0] += RESCAN_S / 2
+    assert watch.due([docs]) == [docs]

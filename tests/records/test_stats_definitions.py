@@ -29,6 +29,15 @@ KB = 1024
 TOLERANCE = 0.06  # figures are printed in KB with one decimal
 
 
+UNITS = {"B": 1 / KB, "KB": 1.0, "MB": KB, "GB": KB * KB}
+SIZE = re.compile(r"([\d.]+) (B|KB|MB|GB)\b")
+
+
+def kb_of(value: str, unit: str) -> float:
+    """A printed size ('512 B', '55.6 KB', '1.2 MB': the unit scales) in KB."""
+    return float(value) * UNITS[unit]
+
+
 def session_part(stats: str) -> str:
     return stats.split("Lifetime")[0]
 
@@ -38,7 +47,7 @@ def tool_row(stats: str, tool: str) -> dict[str, float]:
     for line in session_part(stats).splitlines():
         cells = line.split()
         if cells and cells[0] == tool:
-            values = [float(v) for v in cells[3::2]]
+            values = [kb_of(v, u) for v, u in SIZE.findall(line)]
             return dict(zip(("in", "indexed", "returned", "back", "kept"), values, strict=True))
     raise AssertionError(f"no row for {tool} in:\n{stats}")
 
@@ -46,15 +55,15 @@ def tool_row(stats: str, tool: str) -> dict[str, float]:
 def source_row(stats: str, source: str) -> dict[str, float]:
     for line in session_part(stats).splitlines():
         if line.strip().startswith(source + " "):
-            values = [float(v) for v in re.findall(r"([\d.]+) KB", line)]
+            values = [kb_of(v, u) for v, u in SIZE.findall(line)]
             return dict(zip(("in", "back", "kept"), values, strict=True))
     raise AssertionError(f"no row for source {source} in:\n{stats}")
 
 
 def summary(stats: str) -> tuple[float, float, str]:
     head = session_part(stats).splitlines()[1]
-    took = float(re.search(r"in ([\d.]+) KB", head).group(1))  # type: ignore[union-attr]
-    kept = float(re.search(r"kept out ([\d.]+) KB", head).group(1))  # type: ignore[union-attr]
+    took = kb_of(*re.search(r"in ([\d.]+) (B|KB|MB|GB)", head).groups())  # type: ignore[union-attr]
+    kept = kb_of(*re.search(r"kept out ([\d.]+) (B|KB|MB|GB)", head).groups())  # type: ignore[union-attr]
     return took, kept, head.split("saved ")[1]
 
 
@@ -64,7 +73,7 @@ def hits_bytes(reply: str) -> int:
     reply = re.sub(r"\n\n\[\d+ more hit\(s\) left out[^\]]*\]$", "", reply)  # a note, not a hit
     for block in reply.split("\n\n## "):
         for entry in block.split("\n### ")[1:]:
-            if "(already sent in" not in entry:
+            if "(already sent in" not in entry and "(same text as " not in entry:
                 total += len(("### " + entry).encode()) + 1
     return total
 

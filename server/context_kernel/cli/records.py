@@ -58,12 +58,13 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 async def _sessions(settings: Settings) -> int:
     from ..app import AppHolder
+    from ..wording import size_text
 
     async with AppHolder(settings) as holder:
         rows = await (await holder.get()).export.sessions()
     header = ("session", "started (UTC)", "client", "languages", "runs", "kept out", "not run")
     table = [header] + [(s.id, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.started_at)), s.client or "-",
-                         ",".join(s.languages) or "-", str(s.executions), f"{s.bytes_kept_out / 1024:.1f}KB",
+                         ",".join(s.languages) or "-", str(s.executions), size_text(s.bytes_kept_out),
                          str(s.not_run)) for s in rows]
     # Columns as wide as their widest value: an id, a client or a language list is never cut.
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

@@ -16,6 +16,7 @@ from typing import Any
 import nbformat
 
 from ..activity import printed
+from ..wording import size_text
 from .text import HeadTail, strip_ansi
 
 OUTPUT_TYPES = frozenset({"stream", "display_data", "execute_result", "error", "update_display_data"})
@@ -34,6 +35,8 @@ class OutputCollector:
         self.capped = False
         self.error: dict[str, Any] | None = None
         self.shown_images: set[str] = set()
+        # Bytes of displays the reply named instead of sending (a plot): kept out even when the text is whole.
+        self.withheld_bytes = 0
         """Keys (image_key) of the images the cell displayed: a saved figure it also displayed is not recorded twice."""
         self._pending: list[dict[str, Any]] = []
         self._pending_bytes = 0
@@ -56,7 +59,7 @@ class OutputCollector:
             self._dropped_after_cap += size
             self._record({
                 "output_type": "stream", "name": "stderr",
-                "text": f"\n[context-kernel: output cap of {self.hard_cap // (1024 * 1024)} MB reached; "
+                "text": f"\n[context-kernel: output cap of {size_text(self.hard_cap)} reached; "
                         "the cell was interrupted and later output dropped]\n",
             })
             return
@@ -84,6 +87,7 @@ class OutputCollector:
             # recorded, instead of base64 or a repr that reads as if the display had shown nothing.
             self.stdout.feed(f"[{', '.join(rich)} output recorded ({_human(size)}): not returned here; see the "
                              "session notebook]\n")
+            self.withheld_bytes += size
             return
         text = _plain(data)
         if text:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..kernels.languages import Language
+from ..wording import size_text
 from .collector import OutputCollector
 from .runner import CellOutcome
 from .text import strip_ansi
@@ -101,7 +102,7 @@ def _endings(collector: OutputCollector, outcome: CellOutcome, exec_id: int, not
     elif outcome.status == "running":
         parts.append(f"[still running in the background as execution #{exec_id}; its further output is recorded]")
     if collector.capped:
-        parts.append(f"[output passed the {collector.hard_cap // (1024 * 1024)} MB cap: the cell was interrupted and "
+        parts.append(f"[output passed the {size_text(collector.hard_cap)} cap: the cell was interrupted and "
                      f"{collector.dropped_after_cap} later bytes were dropped]")
     if notes:
         parts.append("[" + "; ".join(notes) + "]")

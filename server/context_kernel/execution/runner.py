@@ -18,6 +18,7 @@ import anyio
 
 from ..errors import KernelRestartFailed
 from ..kernels.backend import Kernel
+from ..wording import size_text
 from .collector import OutputCollector
 from .requests import CellStatus
 
@@ -183,7 +184,7 @@ class CellRun:
         self.state_lost = _state_lost(content)
         restarted = self.state_lost is not None
         if self._cap_interrupted:
-            cap = f"output passed the {self.collector.hard_cap} byte cap"
+            cap = f"output passed the {size_text(self.collector.hard_cap)} cap"
             return CellOutcome(status="error", error_name="OutputCapExceeded", interrupted=True, restarted=restarted,
                                error_value=f"{cap}; {self.state_lost}" if restarted else cap,
                                execution_count=content.get("execution_count"), files=files)

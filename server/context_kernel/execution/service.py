@@ -311,7 +311,7 @@ class ExecutionService:
                                files, kernel.language_info)
         text = sent_text(reply.text, record.reply_note(), exec_id)
         return ExecuteReply(text, reply.is_error, outcome.status, exec_id, collector.bytes_produced,
-                            len(text.encode()), whole=reply.kind == "full")
+                            len(text.encode()), whole=reply.kind == "full" and not collector.withheld_bytes)
 
     async def _index_large_output(self, record: CellRecord, req: ExecuteRequest, session: SessionRef,
                                   collector: OutputCollector) -> tuple[str | None, str | None]:

@@ -21,9 +21,11 @@ from ..metering import count, metering
 from ..paths import resolve_in_project
 from ..security.call_guard import DenyGuard
 from ..store.db import Database
+from ..store.indexed_dirs import IndexedDirRepository
 from ..store.knowledge import KnowledgeRepository
 from ..store.sources import SourceRow, SourceSpec
 from .model import Chunk
+from .new_files import MAX_WATCHED_FILES, NewFiles, added_files
 from .site_sections import SiteSections
 
 BATCH_BYTES = 4 * 1024 * 1024
@@ -64,6 +66,8 @@ class Indexer:
         self._spawn = spawn
         self._indexed = indexed
         self._catch_up_queued = False
+        self._dirs = IndexedDirRepository(repo.engine)
+        self._new_files = NewFiles()
 
     async def index_text(self, *, label: str, text: str, name: str = "", kind: str = "text",
                          origin: str | None = None, session_id: str | None = None,
@@ -174,6 +178,11 @@ class Indexer:
             # A narrower include/exclude (or a deleted file) must not leave the old files searchable.
             # A walk cut short by max_files did not look at every file, so it removes nothing.
             report.removed = await self._prune_under(real, {s.label for s in report.sources})
+            if len(labelled) <= MAX_WATCHED_FILES:  # a search picks up the files added later (new_files.py)
+                options = {"include": include, "exclude": exclude, "max_depth": max_depth,
+                           "respect_gitignore": respect_gitignore}
+                await self._db.run(self._dirs.remember, str(self._project_dir),
+                                   str(real), source or "", options, session_id)
         indexed = sum(s.bytes for s in report.sources)
         count(bytes_in=indexed)
         for s in report.sources:
@@ -208,6 +217,24 @@ class Indexer:
     def _relative(self, path: Path) -> str:
         root = self._project_dir.resolve()
         return "." if path == root else str(path.relative_to(root))
+
+    async def pick_up_new_files(self, session_id: str | None) -> list[str]:
+        """Index the files added to the project's indexed directories since (knowledge/new_files.py): at most once
+        every few seconds per directory. Returns their labels."""
+        dirs = self._new_files.due(await self._db.run(self._dirs.of_project, str(self._project_dir)))
+        if not dirs:
+            return []
+        known = {r.origin for r in await self._db.run(self._repo.file_sources, None) if r.origin}
+        added = await anyio.to_thread.run_sync(added_files, dirs, known, self._project_dir)
+        if self._guard is not None:
+            added = [a for a in added if self._guard.path_denied_by(str(a[0])) is None]
+        if not added:
+            return []
+        with metering() as inner:  # indexed on the search's time, not taken in by it (as apply_stale)
+            rows = await self.index_files([(path, label) for path, label, _ in added], session_id)
+        count(bytes_indexed=inner.bytes_indexed)
+        self._trigram_later()
+        return [r.label for r in rows]
 
     async def apply_stale(self, changed: list[tuple[SourceRow, str, float]],
                           gone: list[SourceRow]) -> tuple[list[str], list[str]]:

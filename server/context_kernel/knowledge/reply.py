@@ -21,7 +21,8 @@ def snippet_chars(budget: int, limit: int) -> int:
 
 
 def render(results: list[SearchResult], already: dict[int, int], budget: int, notes: list[str],
-           kind: str | None = None, *, projects: bool = False) -> tuple[str, list[int], int, dict[str, int]]:
+           kind: str | None = None, *, projects: bool = False, twins: dict[int, tuple[int, str]] | None = None
+           ) -> tuple[str, list[int], int, dict[str, int]]:
     """The reply: hits grouped by query, within `budget` bytes; chunks sent before are only named.
     Also the bytes of the hits sent, per source label. `projects`: each label names its project
     (a search over every project's sources).
@@ -32,7 +33,9 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int, no
     """
     parts: list[str] = list(notes)
     headers = [_header(result, kind) for result in results]
-    snippets = _sized_snippets(results, already, budget - sum(len(p.encode()) + 2 for p in parts), headers,
+    twins = twins or {}
+    named = {**already, **{k: call for k, (call, _) in twins.items()}}  # only named: no snippet budget for them
+    snippets = _sized_snippets(results, named, budget - sum(len(p.encode()) + 2 for p in parts), headers,
                                projects)
     used = sum(len(p.encode()) for p in parts)
     sent: list[int] = []
@@ -48,6 +51,9 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int, no
             if c.id in already or c.id in seen_now:
                 when = f"search call {already[c.id]}" if c.id in already else "this reply"
                 entry = f"### {where}\n(already sent in {when}; not repeated)"
+            elif c.id in twins:
+                call_no, label = twins[c.id]
+                entry = f"### {where}\n(same text as {label}, sent in search call {call_no}; not repeated)"
             elif c.id in snippets:
                 entry = f"### {where}\n{snippets[c.id]}"
             else:
@@ -63,7 +69,8 @@ def render(results: list[SearchResult], already: dict[int, int], budget: int, no
             if c.id not in already and c.id not in seen_now:
                 sent.append(c.id)
                 seen_now.add(c.id)
-                back[c.label] = back.get(c.label, 0) + size
+                if c.id not in twins:  # a twin is only named: nothing of its source came back
+                    back[c.label] = back.get(c.label, 0) + size
         parts.append("\n".join(block))
         used += len(header.encode())
     if left_out:

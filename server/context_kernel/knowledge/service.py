@@ -196,9 +196,11 @@ class KnowledgeService:
         if self._ingest is not None:
             await self._ingest()
         repo = self._repo if scope == "project" else self._repo.everywhere()
+        added = await self._indexer.pick_up_new_files(session_id)
         # Freshness is the current project's: another project's files are its own server's to re-index.
         watched = await self._db.run(self._repo.file_sources, source)
-        notes: list[str] = []
+        notes: list[str] = [f"(indexed {len(added)} file(s) added to indexed folders since: "
+                            f"{', '.join(added[:5])})"] if added else []
         chars = snippet_chars(self._budget, limit)
 
         def fuse(q: str, dense: list[DenseHit], windows: BestWindows, lexical: LexicalRanking | None) -> SearchResult:
@@ -241,8 +243,11 @@ class KnowledgeService:
         def rendered() -> SearchReply:
             # What this session was already sent, and the record of what it is sent now.
             already = self._repo.sent(session_id, [h.chunk.id for r in results for h in r.hits], since=since)
+            # The same text sent under another label (a file indexed twice) is named, not sent again.
+            twins = self._repo.sent_twins(session_id, [(h.chunk.id, h.chunk.content) for r in results
+                                                       for h in r.hits if h.chunk.id not in already], since=since)
             text, sent_ids, shown, back = render(results, already, self._budget, notes, content_type,
-                                                 projects=scope == "all")
+                                                 projects=scope == "all", twins=twins)
             self._repo.mark_sent(session_id, sent_ids, call_no)
             return SearchReply(text=text, hits=shown, sent_bytes=len(text.encode()), back=back)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,15 @@ class ExportService:
         self._export_dir = export_dir
 
     async def sessions(self) -> list[SessionSummary]:
-        return await self._db.run(self._executions.sessions)
+        """Every recorded session, its "kept out" by ctx_stats' definition (records/stats.py: what its tool calls
+        kept out, net of what searches brought back), so `sessions`, ctx_stats and the insight page agree."""
+        return await self._db.run(self._sessions_with_totals)
+
+    def _sessions_with_totals(self) -> list[SessionSummary]:
+        rows = self._executions.sessions()
+        if self._events is None:
+            return rows
+        return [replace(s, kept=sum(t.bytes_kept_out for t in self._events.tool_totals(s.id))) for s in rows]
 
     async def execution(self, execution_id: int) -> tuple[ExecutionRow, list[dict[str, Any]]]:
         """One execution and its outputs (`context-kernel show`), any project's: a person at the CLI reads them."""

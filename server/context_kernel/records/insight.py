@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..datadir import write_private
-from ..wording import counted
+from ..wording import counted, size_text
 from .stats import BYTES_PER_TOKEN
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
@@ -53,7 +53,7 @@ def exports_of(export_dir: Path, session_id: str) -> list[Path]:
 
 
 def _kb(n: int) -> str:
-    return f"{n / 1024:,.1f} KB"
+    return size_text(n)
 
 
 def _when(t: float) -> str:
@@ -62,16 +62,19 @@ def _when(t: float) -> str:
 
 def _session_row(view: SessionView, page_dir: Path) -> str:
     s, e = view.summary, html.escape
+    # ctx_stats' figures (records/stats.py): what the session's tool calls took in, returned and kept out.
     calls = sum(t.calls for t in view.totals)
+    took = sum(t.bytes_in for t in view.totals)
     returned = sum(t.bytes_returned for t in view.totals)
+    kept = sum(t.bytes_kept_out for t in view.totals)
     # The pages first and the entry point (the shortest name: the index) first among them, one a line.
     ordered = sorted(view.exports, key=lambda p: (p.suffix != ".html", len(p.name), p.name))
     links = "<br>".join(f'<a href="{e(os.path.relpath(p, page_dir))}">{e(p.name)}</a>' for p in ordered)
     export_hint = links or f'<code>context-kernel export {e(s.id)} --format html</code>'
     return (f"<tr><td><code>{e(s.id)}</code></td><td>{_when(s.started_at)}</td><td>{e(s.client or '-')}</td>"
             f"<td>{e(', '.join(s.languages) or '-')}</td><td class=n>{s.executions}</td><td class=n>{calls}</td>"
-            f"<td class=n>{_kb(s.bytes_produced)}</td><td class=n>{_kb(returned or s.bytes_returned)}</td>"
-            f"<td class=n>{_kb(s.bytes_kept_out)}</td><td>{export_hint}</td></tr>")
+            f"<td class=n>{_kb(took)}</td><td class=n>{_kb(returned)}</td>"
+            f"<td class=n>{_kb(kept)}</td><td>{export_hint}</td></tr>")
 
 
 def _totals_table(rows: Sequence[ToolTotals]) -> str:
@@ -114,7 +117,7 @@ max(0, in − returned); tokens ≈ bytes ÷ 4.</p>
 <p>Export one as notebooks, then replay it: <code>context-kernel export SESSION --format html</code>,
 <code>context-kernel replay NOTEBOOK</code>.</p>
 <table><tr><th>session</th><th>started</th><th>client</th><th>languages</th><th>executions</th><th>tool calls</th>
-<th>produced</th><th>returned</th><th>kept out</th><th>exported</th></tr>{rows}</table>{more}
+<th>in</th><th>returned</th><th>kept out</th><th>exported</th></tr>{rows}</table>{more}
 <h2>Session memory (hooks)</h2>
 {hooks_table}
 </body></html>

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..wording import counted
+from ..wording import counted, size_text
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy, which the handshake path must not load
     from ..store.events import SourceTotals, ToolTotals
@@ -31,7 +31,7 @@ BYTES_PER_TOKEN = 4
 
 
 def _kb(n: int) -> str:
-    return f"{n / 1024:.1f} KB"
+    return size_text(n)
 
 
 def _table(rows: Sequence[ToolTotals]) -> list[str]:

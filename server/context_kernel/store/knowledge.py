@@ -61,6 +61,7 @@ class KnowledgeRepository:
 
     def __init__(self, engine: Engine, *, project: str | None = None) -> None:
         self._engine = engine
+        self.engine = engine
         self.project = project
         """The project whose sources this repository reads and replaces; None: every project's."""
         self._everywhere: KnowledgeRepository | None = self if project is None else None
@@ -297,6 +298,26 @@ class KnowledgeRepository:
             rows = conn.execute(stmt, {"s": session_id, "ids": list(chunk_ids), "since": since})
             return {int(r[0]): int(r[1]) for r in rows}
 
+    def sent_twins(self, session_id: str, chunks: Sequence[tuple[int, str]], since: float = 0.0
+                   ) -> dict[int, tuple[int, str]]:
+        """Of `chunks` (id, content) not sent themselves: those whose very text this session was sent after `since`
+        under another chunk (the same file indexed under a second label), id → (search call, that label)."""
+        if not chunks:
+            return {}
+        by_text: dict[str, list[int]] = {}
+        for chunk_id, content in chunks:
+            by_text.setdefault(content, []).append(chunk_id)
+        stmt = text("SELECT c.content, sc.call_no, s.label FROM sent_chunks sc JOIN chunks c ON c.id = sc.chunk_id "
+                    "JOIN sources s ON s.id = c.source_id WHERE sc.session_id = :s AND sc.sent_at > :since "
+                    "AND c.content IN :texts ORDER BY sc.call_no").bindparams(bindparam("texts", expanding=True))
+        with self._engine.connect() as conn:
+            rows = conn.execute(stmt, {"s": session_id, "since": since, "texts": list(by_text)}).all()
+        twins: dict[int, tuple[int, str]] = {}
+        for content, call_no, label in rows:
+            for chunk_id in by_text.get(content, []):
+                twins.setdefault(chunk_id, (int(call_no), str(label)))
+        return twins
+
     def mark_sent(self, session_id: str, chunk_ids: Sequence[int], call_no: int) -> None:
         if not chunk_ids:
             return
@@ -325,6 +346,8 @@ class KnowledgeRepository:
                 sessions = [r[0] for r in conn.execute(text("SELECT id FROM sessions WHERE project_dir = :v"), params)]
             sources = delete_sources_where(conn, where, params)
             executions = delete_session_records(conn, sessions)
+            if project_dir is not None:  # the directories a search would walk again for new files
+                conn.execute(text("DELETE FROM indexed_dirs WHERE project_dir = :v"), {"v": project_dir})
         return {"sources": sources, "executions": executions, "sessions": len(sessions)}
 
 

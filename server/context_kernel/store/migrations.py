@@ -325,10 +325,19 @@ def _m013_transcripts(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX transcripts_project ON transcripts (project_dir)"))
 
 
+def _m014_indexed_dirs(conn: Connection) -> None:
+    # The directories ctx_index walked, with how (source label, include/exclude, depth, .gitignore): a search
+    # walks them again now and then and indexes the files added since (knowledge/new_files.py).
+    conn.execute(text(
+        "CREATE TABLE indexed_dirs (project_dir TEXT NOT NULL, root TEXT NOT NULL, source TEXT NOT NULL DEFAULT '', "
+        "options TEXT NOT NULL, session_id TEXT, indexed_at REAL NOT NULL, PRIMARY KEY (project_dir, root, source))"))
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _m001_executions, _m002_knowledge, _m003_session_memory, _m004_deferred_trigram, _m005_event_projects,
     _m006_execution_python, _m007_source_flows, _m008_chunk_vectors, _m009_labels_per_project,
     _m010_execution_files, _m011_conversation, _m012_language_info, _m013_transcripts,
+    _m014_indexed_dirs,
 ]
 # Steps that rebuild a table others reference: they run on a connection with foreign keys off
 # (a pragma SQLite ignores inside a transaction, so the caller sets it before beginning).

@@ -97,7 +97,8 @@ class FetchService:
             return FetchOutcome(shown, label, "error", error=await anyio.to_thread.run_sync(urls_cleaned, str(exc)))
         row = await self._knowledge.index_text(label=label, text=converted.text, name=converted.name, kind="fetch",
                                                origin=shown, session_id=session_id)
-        count(bytes_in=len(got.body))
+        # The page's "in" is its body, per tool and per source alike (the index holds its converted text).
+        count(bytes_in=len(got.body), source=label, source_extra=len(got.body) - row.bytes)
         # Another page (or other content) under the same label is gone now: the reply must say so.
         replaced = "" if cached is None or cached.origin == shown else (cached.origin or f"{cached.kind} content")
         shown_preview = await anyio.to_thread.run_sync(redact_text, preview(converted.text))
