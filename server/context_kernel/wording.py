@@ -9,9 +9,10 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def size_text(n: float) -> str:
-    """A byte count in the unit that reads best: '512 B', '55.6 KB', '113.1 MB', '1.2 GB' (1 KB = 1024 B)."""
-    for unit in ("B", "KB", "MB"):
-        if abs(n) < 1024:
-            return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
+    """A byte count in the unit that reads best: '512 B', '55.6 KB', '113.1 MB', '2 MB', '1.2 GB' (1 KB = 1024 B)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            # A whole number of its unit (a cap of 8 MB) reads without its `.0`.
+            return f"{n:.0f} {unit}" if unit == "B" or n == int(n) else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} GB"

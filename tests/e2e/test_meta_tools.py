@@ -16,10 +16,19 @@ from context_kernel.tools.schema import compact_schema
 pytestmark = pytest.mark.anyio
 
 
+UNITS = {"B": 1 / 1024, "KB": 1.0, "MB": 1024.0, "GB": 1024.0 ** 2}
+
+
 def _kb(text: str, label: str) -> float:
-    match = re.search(rf"{label} ([\d.]+) KB", text)
+    """A figure of the summary line in KB (sizes scale their unit: 512 B, 20.0 KB, 2 MB)."""
+    match = re.search(rf"{label} ([\d.]+) (B|KB|MB|GB)\b", text)
     assert match, f"no '{label}' figure in:\n{text}"
-    return float(match.group(1))
+    return float(match.group(1)) * UNITS[match.group(2)]
+
+
+def column(row: list[str], k: int) -> float:
+    """The k-th figure of a tool's row in KB (tool, calls, errors, then value-unit pairs)."""
+    return float(row[3 + 2 * k]) * UNITS[row[4 + 2 * k]]
 
 
 @pytest.mark.kernels
@@ -34,11 +43,11 @@ async def test_stats_count_what_came_in_and_what_went_back(client: Client, proje
     rows = {line.split()[0]: line.split() for line in session_part.splitlines() if line.startswith("  ctx_")}
     assert rows["ctx_execute"][1] == "2" and rows["ctx_execute"][2] == "0"
     # in: 20 KB + newline + 'done\n' as produced by the cells
-    assert float(rows["ctx_execute"][3]) == pytest.approx((20481 + 5) / 1024, abs=0.06)
-    assert float(rows["ctx_execute"][7]) == pytest.approx(returned / 1024, abs=0.06)
+    assert column(rows["ctx_execute"], 0) == pytest.approx((20481 + 5) / 1024, abs=0.06)
+    assert column(rows["ctx_execute"], 2) == pytest.approx(returned / 1024, abs=0.06)
     notes = (project / "notes.md").stat().st_size
-    assert float(rows["ctx_index"][3]) == pytest.approx(notes / 1024, abs=0.06)
-    assert float(rows["ctx_index"][5]) == pytest.approx(notes / 1024, abs=0.06)
+    assert column(rows["ctx_index"], 0) == pytest.approx(notes / 1024, abs=0.06)
+    assert column(rows["ctx_index"], 1) == pytest.approx(notes / 1024, abs=0.06)
     took, kept = _kb(session_part, "in"), _kb(session_part, "kept out")
     saved = float(re.search(r"saved ([\d.]+)%", session_part).group(1))  # type: ignore[union-attr]
     assert saved == pytest.approx(100 * kept / took, abs=0.6)
@@ -51,7 +60,7 @@ async def test_search_only_adds_to_returned(client: Client) -> None:
     await client.call_tool("ctx_search", {"queries": ["cache sqlite"]})
     after = text_of(await client.call_tool("ctx_stats", {}))
     row = next(line.split() for line in after.split("Lifetime")[0].splitlines() if line.startswith("  ctx_search"))
-    assert row[3] == "0.0" and float(row[7]) > 0  # took nothing in, returned the snippet
+    assert column(row, 0) == 0 and column(row, 2) > 0  # took nothing in, returned the snippet
     assert _kb(after.split("Lifetime")[0], "in") == _kb(before.split("Lifetime")[0], "in")
 
 

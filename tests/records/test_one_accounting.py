@@ -94,5 +94,5 @@ async def test_the_output_cap_message_states_the_configured_cap(tmp_path: Path, 
 
 
 def test_sizes_scale_their_unit() -> None:
-    assert [size_text(n) for n in (512, 56_934, 113 * 1024 * 1024, 3 * 1024 ** 3)] == [
-        "512 B", "55.6 KB", "113.0 MB", "3.0 GB"]
+    assert [size_text(n) for n in (512, 56_934, 113 * 1024 * 1024 + 99_000, 8 * 1024 * 1024, 3 * 1024 ** 3)] == [
+        "512 B", "55.6 KB", "113.1 MB", "8 MB", "3 GB"]

@@ -26,12 +26,15 @@ from dataclasses import dataclass
 
 from .cues import KEEP_WORDS, severities
 from .snippets import Matcher
+from .tables import extreme_rows
 from .templates import WILD, TemplateMiner
 from .templates import tokens as line_tokens
-from .terms import query_terms
+from .terms import query_terms, stem, sub_words
 
 MAX_LINE_CHARS = 400
 PER_TEMPLATE = 3
+# Lines holding two or more of the intent's words may show this many of their template.
+PER_TEMPLATE_NAMED = 8
 # A template this rare is shown whole (three failing tests among 900 passing are one shape).
 SHOW_ALL_BELOW = 8
 # Signal weights: the intent decides first, then rarity, severity and extremes break its ties.
@@ -41,6 +44,16 @@ MIN_SCORE = 1.2
 # A number counts as extreme at this many times its template's median at the same place.
 EXTREME_RATIO = 4.0
 _NUMBER = re.compile(r"^[^\d-]{0,24}?(-?\d+(?:\.\d+)?)([A-Za-z%µ]{0,3})[)\]}\"',;:]*$")
+# Words naming the kind of answer, not its subject, and how much they weigh against a subject's word.
+ANSWER_WORDS = ("time", "date", "when", "version", "number", "count", "value", "many", "much", "long", "size",
+                "amount", "total", "name", "list", "show", "tell", "find", "configured", "set", "used", "use",
+                "which", "who", "where", "most", "least", "recent", "latest", "first", "last")
+ANSWER_WORD_WEIGHT = 0.3
+# What the header and rows of a table's asked-for extreme weigh, as an extreme (knowledge/tables.py): above all.
+ASKED_EXTREME = 5.0
+# How deep enclosing lines lend their words to the lines they enclose.
+MAX_NESTING = 12
+_OPENER = re.compile(r"""^\s*(?:[-\w"'.$@/]+\s*[:=]\s*[{\[(]?|[{\[])\s*$""")
 # Lines after a failure line that start indented are its details (a location, a DETAIL, a frame).
 CONTINUATION_LINES = 2
 
@@ -64,11 +77,16 @@ def intent_excerpt(output: str, intent: str, budget: int) -> IntentExcerpt:
     miner = TemplateMiner(KEEP_WORDS)
     ids = [miner.add(line[:2000]) for line in lines]
     tids = [t for t, _ in ids]
-    intent_score = _intent_scores(lines, intent)
+    intent_score, terms_held = _intent_scores(lines, intent)
     extreme = _extremes(lines, tids, miner)
+    # An intent asking for an extreme of a table ("the deepest quake"): its header and rows come first.
+    for i in extreme_rows(lines, intent):
+        extreme[i] = ASKED_EXTREME
     severity = severities(lines)
     scores = _line_scores(lines, ids, miner, intent_score, severity, extreme)
-    keep = _pick_lines(lines, scores, tids, miner, severity, extreme, budget)
+    # A line naming two of the intent's words (the subject and its event: `install postgresql-15`) may show more of
+    # its shape than one sharing a single word with it (600 other installs, every `npm WARN`).
+    keep = _pick_lines(lines, scores, tids, miner, severity, extreme, budget, [n >= 2 for n in terms_held])
     matched = sum(1 for s in intent_score if s > 0)
     return IntentExcerpt(_numbered(lines, keep, intent_score), matched, len(keep), n, len(miner.templates))
 
@@ -105,8 +123,11 @@ def _cue_strengths(severity: list[float], n: int, log_n: float) -> list[float]:
 
 
 def _pick_lines(lines: list[str], scores: list[float], tids: list[int], miner: TemplateMiner,
-                severity: list[float], extreme: dict[int, float], budget: int) -> list[int]:
-    """Indices of the lines to show, in document order: best first, a few per template, within the budget."""
+                severity: list[float], extreme: dict[int, float], budget: int, named: list[bool]
+                ) -> list[int]:
+    """Indices of the lines to show, in document order: best first, a few per template (more of those that name
+    what the intent asks: six `install postgresql-…` lines share one shape with 600 other installs), within the
+    budget."""
     shown_per: dict[int, int] = {}
     keep: list[int] = []
     used = 0
@@ -115,7 +136,8 @@ def _pick_lines(lines: list[str], scores: list[float], tids: list[int], miner: T
             break
         tid = tids[i]
         # Extremes are few by construction (the top values of a column): never capped.
-        if shown_per.get(tid, 0) >= PER_TEMPLATE and miner.count[tid] > SHOW_ALL_BELOW and i not in extreme:
+        cap = PER_TEMPLATE_NAMED if named[i] else PER_TEMPLATE
+        if shown_per.get(tid, 0) >= cap and miner.count[tid] > SHOW_ALL_BELOW and i not in extreme:
             continue
         cost = _cost(lines[i])
         if used + cost > budget:
@@ -163,9 +185,35 @@ def _numbered(lines: list[str], keep: list[int], intent_score: list[float]) -> s
     return "\n".join(out)
 
 
-def _intent_scores(lines: list[str], intent: str) -> list[float]:
-    """Per line, 0..1: the share of the intent's (line-frequency weighted) words it holds."""
-    matcher = Matcher(query_terms(intent))
+_ANSWER_STEMS = frozenset(stem(w) for w in ANSWER_WORDS)
+
+
+class _StartMatcher(Matcher):
+    """A search's matcher, but a word inside another counts only where that one starts a part of it: in a
+    package log, `version` is not in `libdouble-conversion3` (a search may find `json` in `ujson`; an intent's
+    line must name what it asks)."""
+
+    def _key(self, word: str) -> str | None:
+        low = word.lower()
+        s = stem(low)
+        if s in self.stems:
+            return s
+        for part in sub_words(word):
+            if stem(part) in self.stems:
+                return stem(part)
+        for term in self._substrings:
+            at = low.find(term)
+            while at >= 0:
+                if at == 0 or not low[at - 1].isalpha():
+                    return stem(term)
+                at = low.find(term, at + 1)
+        return None
+
+
+def _intent_scores(lines: list[str], intent: str) -> tuple[list[float], list[int]]:
+    """Per line, 0..1: the share of the intent's (line-frequency weighted) words it holds; and how many distinct
+    words of the intent it holds itself."""
+    matcher = _StartMatcher(query_terms(intent))
     held = [{k for _, _, k in matcher.positions(line[:2000])} for line in lines]
     df: dict[str, int] = {}
     for keys in held:
@@ -174,9 +222,15 @@ def _intent_scores(lines: list[str], intent: str) -> list[float]:
     n = len(lines)
     # A word on every line weighs almost nothing; one on a single line weighs log(n). Shares are of
     # what the present words could weigh at most, so a line holding only a common word scores low.
-    weight = {k: math.log(1 + n / d) for k, d in df.items()}
+    # Words that say what kind of answer is wanted (`what version`, `at what time`, `how many`) weigh less than
+    # those that name what it is about (`chromium`, `payments`): a line sharing only them is not the answer.
+    weight = {k: math.log(1 + n / d) * (ANSWER_WORD_WEIGHT if k in _ANSWER_STEMS else 1.0) for k, d in df.items()}
     total = len(weight) * math.log(1 + n) or 1.0
-    return [math.fsum(weight[k] for k in keys) / total for keys in held]
+    sums = [math.fsum(weight[k] for k in keys) for keys in _with_enclosing(lines, held)]
+    # Relative to the best line as well: the line naming the intent's rarest words (the package asked about
+    # and the event) ranks first even when the intent's other words are on no line or on hundreds.
+    best = max(sums, default=0.0) or 1.0
+    return [0.5 * s / total + 0.5 * s / best for s in sums], [len(keys) for keys in held]
 
 
 def _extremes(lines: list[str], tids: list[int], miner: TemplateMiner) -> dict[int, float]:
@@ -210,3 +264,24 @@ def _extremes(lines: list[str], tids: list[int], miner: TemplateMiner) -> dict[i
                     found[i] = max(found.get(i, 0.0), min(1.0, math.log(ratio) / math.log(100)))
     return found
 
+
+
+def _with_enclosing(lines: list[str], held: list[set[str]]) -> list[set[str]]:
+    """Each line's words with those of the lines enclosing it by indentation (JSON, YAML, a traceback's frames):
+    the `"timeout_ms": 4500` under `"payments": {` holds both words of "the payments service's timeout"."""
+    out: list[set[str]] = []
+    stack: list[tuple[int, set[str]]] = []  # (indent, the words of that line and its enclosing lines)
+    for line, keys in zip(lines, held, strict=True):
+        if not line.strip():
+            out.append(keys)
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        inherited = keys | stack[-1][1] if stack else keys
+        if len(stack) < MAX_NESTING:
+            # Only an opener lends its words (`"payments": {`, `payments:`): a log line does not enclose the
+            # indented lines after it in that sense.
+            stack.append((indent, inherited if _OPENER.match(line) else (stack[-1][1] if stack else set())))
+        out.append(inherited)
+    return out
