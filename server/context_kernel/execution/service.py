@@ -112,11 +112,8 @@ class ExecutionService:
         collector = OutputCollector(self._limits.return_budget, self._limits.hard_output_cap)
         stack = AsyncExitStack()
         run: CellRun | None = None
-        name = language.name if language else kernel_name
         try:
-            doing(f"starting the {name} kernel" if not self._pool.has(session.id, kernel_name) else f"running {name}")
-            kernel = await self._kernel(stack, req, session, kernel_name)
-            doing(f"running {name}")
+            kernel = await self._kernel(stack, req, session, kernel_name, language)
             stopped = None if req.fresh or req.background else self._pool.take_notice(session.id, kernel_name)
             # The timeout is the cell's own: a kernel start has its own limit.
             deadline = time.monotonic() + timeout_ms / 1000
@@ -223,10 +220,17 @@ class ExecutionService:
         return timeout_ms, ""
 
     async def _kernel(self, stack: AsyncExitStack, req: ExecuteRequest, session: SessionRef,
-                      name: str) -> Kernel:
-        if req.fresh or req.background:
-            return await stack.enter_async_context(self._pool.throwaway(name, keep=req.background))
-        return await stack.enter_async_context(self._pool.lease(session.id, name))
+                      name: str, language: Language | None) -> Kernel:
+        """The kernel the cell runs in; the progress notifications say when it is being started."""
+        shown = language.name if language else name
+        fresh = req.fresh or req.background
+        doing(f"starting the {shown} kernel" if fresh or not self._pool.has(session.id, name) else f"running {shown}")
+        if fresh:
+            kernel = await stack.enter_async_context(self._pool.throwaway(name, keep=req.background))
+        else:
+            kernel = await stack.enter_async_context(self._pool.lease(session.id, name))
+        doing(f"running {shown}")
+        return kernel
 
     async def _define_file_vars(self, kernel: Kernel, language: Language | None, path: Path,
                                 deadline: float) -> None:

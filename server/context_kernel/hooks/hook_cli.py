@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 
     from .adapters import Adapter
-    from .model import Event, HookCall
+    from .model import HookCall
     from .routing import DenyRulesLike
 
 # Modules needed by one kind of event only are imported in its branch: every hook pays for the
@@ -300,7 +300,7 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
     """Extract the call's events, redact them and append them to the session's spool."""
     from dataclasses import replace
 
-    from .model import MAX_EVENTS_PER_SESSION, most_important
+    from .model import MAX_EVENTS_PER_SESSION, most_important, transcript_event
 
     try:
         from .extract import events_from
@@ -308,7 +308,7 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
         if exc.name != f"{__package__}.extract":
             raise
         return 0  # event extraction not installed: nothing to record
-    events = events_from(call) + _transcript(call)
+    events = events_from(call) + transcript_event(call)
     if not events:
         return 0
     if len(events) > MAX_EVENTS_PER_SESSION:  # a TodoWrite of 50,000 todos: keep what the session's cap would
@@ -327,16 +327,6 @@ def record(home: Path, call: HookCall, env: dict[str, str], project: Path | None
     # Resolved like the server's own project dir, so purging the project finds these events.
     return spool.append(home, call.client, call.session_id, clean,
                         project=str(project.resolve()) if project else None)
-
-
-def _transcript(call: HookCall) -> list[Event]:
-    """Where the client keeps the session's transcript, once per prompt (the export reads the agent's words there)."""
-    from .model import TRANSCRIPT_EVENT, Event
-
-    path = call.raw.get("transcript_path")
-    if call.event not in ("prompt", "session_start") or not isinstance(path, str) or not os.path.isabs(path):
-        return []
-    return [Event(TRANSCRIPT_EVENT, "environment", path, priority=4)]
 
 
 def _load_rules(project: Path, env: dict[str, str], home: Path) -> DenyRulesLike | None:

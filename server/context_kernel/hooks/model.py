@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -98,3 +99,12 @@ class HookAnswer:
 
 
 NEUTRAL = HookAnswer()
+
+
+def transcript_event(call: HookCall) -> list[Event]:
+    """Where the client keeps the session's transcript (`transcript_path`), once per prompt and at start: the
+    export reads the agent's words there (notebooks/narration.py). Stored apart from memory (store/transcripts.py)."""
+    path = call.raw.get("transcript_path")
+    if call.event not in ("prompt", "session_start") or not isinstance(path, str) or not os.path.isabs(path):
+        return []
+    return [Event(TRANSCRIPT_EVENT, "environment", path, priority=4)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,20 +34,17 @@ from nbformat import v4
 from ..datadir import private_dir, write_private
 from ..execution.collector import placeholder_types
 from ..kernels.languages import language_for_kernel
-from ..kernels.python_env import SERVER_KERNEL, kernel_name_for
-from ..kernels.python_specs import python_display_name
 from ..store.events import ConversationCall
 from ..store.executions import NEVER_RAN_ERRORS, ExecutionRow
 from ..wording import counted
 from .conversation import call_cell, in_order, narration_cell
 from .inputs import INPUTS_DIR, copy_inputs, input_files, inputs_cell
 from .narration import Narration
+from .notebook_head import SETUP_ROLE, language_info_of, new_notebook, python_of, setup_cells
 from .preambles import with_file_preamble
 
 Outputs = Callable[[int], list[dict[str, Any]]]
 BATCH_TOOL = "ctx_batch_execute"
-# The first cell of a notebook, which moves its kernel to the session's folder: not a cell of the session.
-SETUP_ROLE = "setup"
 # How the execution service notes a batch command's label: `batch command "<label>": …` (a JSON
 # string, so any label survives).
 _BATCH_NOTE = re.compile(r'^batch command ("(?:[^"\\]|\\.)*")')
@@ -96,135 +93,92 @@ def export_session(session_id: str, rows: list[ExecutionRow], outputs: Outputs, 
         meta["inputs_dir"] = INPUTS_DIR
     run_in = INPUTS_DIR if "inputs_dir" in meta else project_dir
     table = [cell for cell in [inputs_cell(inputs)] if cell is not None]
+    context = _Context(rows, outputs, kernelspecs, meta, run_in, table, in_order(rows, calls, said))
     if len(kernels) <= 1:
-        nb = _notebook(kernels[0] if kernels else None, kernelspecs, {**meta, **_python(rows, kernels[:1])},
-                       _language_info(rows, kernels[0]) if kernels else None)
-        nb.cells += table + _setup_cells(kernels[0] if kernels else None, run_in,
-                                         _python(rows, kernels[:1]).get("python", {}))
-        for item in in_order(rows, calls, said):
-            if not isinstance(item, ExecutionRow):
-                nb.cells.append(_told(item, len(nb.cells)))
-                continue
-            cell = _cell(item, outputs)
-            _stable_ids([cell], [item], "note")
-            nb.cells.append(cell)
-        result.notebooks.append(_write(nb, directory / f"{stem}.ipynb", kernels[0] if kernels else None))
-        return result
-    per_kernel = {k: _notebook(k, kernelspecs, {**meta, **_python(rows, [k])}, _language_info(rows, k))
+        result.notebooks.append(_one_notebook(context, kernels[0] if kernels else None, directory / f"{stem}.ipynb"))
+    else:
+        result.notebooks += _per_kernel(context, kernels, session_id, directory, stem)
+    return result
+
+
+@dataclass
+class _Context:
+    """What every notebook of one export is made from."""
+
+    rows: list[ExecutionRow]
+    outputs: Outputs
+    kernelspecs: Callable[[str], dict[str, Any] | None]
+    meta: dict[str, Any]
+    run_in: str | None
+    table: list[Any]
+    """The inputs table, or nothing."""
+    story: Iterator[ExecutionRow | ConversationCall | Narration]
+    """Cells, calls and what was said, in order."""
+
+
+def _one_notebook(c: _Context, kernel: str | None, path: Path) -> ExportedNotebook:
+    """A session of one kernel: one notebook, the conversation among its cells."""
+    python = python_of(c.rows, [kernel] if kernel else [])
+    nb = new_notebook(kernel, c.kernelspecs, {**c.meta, **python}, language_info_of(c.rows, kernel) if kernel else None)
+    nb.cells += c.table + setup_cells(kernel, c.run_in, python.get("python", {}))
+    for item in c.story:
+        if not isinstance(item, ExecutionRow):
+            nb.cells.append(_told(item, len(nb.cells)))
+            continue
+        cell = _cell(item, c.outputs)
+        _stable_ids([cell], [item], "note")
+        nb.cells.append(cell)
+    return _write(nb, path, kernel)
+
+
+def _per_kernel(c: _Context, kernels: list[str], session_id: str, directory: Path,
+                stem: str) -> list[ExportedNotebook]:
+    """A mixed session: a notebook per kernel, and an index telling the whole story in order."""
+    per_kernel = {k: new_notebook(k, c.kernelspecs, {**c.meta, **python_of(c.rows, [k])}, language_info_of(c.rows, k))
                   for k in kernels}
     for k, nb in per_kernel.items():
-        nb.cells += _setup_cells(k, run_in, _python(rows, [k]).get("python", {}))
+        nb.cells += setup_cells(k, c.run_in, python_of(c.rows, [k]).get("python", {}))
     paths = {k: directory / f"{stem}-{_safe(k)}.ipynb" for k in kernels}
     # The index names its notebooks so `replay` given the index replays each of them.
-    index = _notebook(kernels[0], kernelspecs, {**meta, **_python(rows, kernels[:1]), "role": "index",
-                                                "notebooks": [paths[k].name for k in kernels]})
+    index = new_notebook(kernels[0], c.kernelspecs, {**c.meta, **python_of(c.rows, kernels[:1]), "role": "index",
+                                                     "notebooks": [paths[k].name for k in kernels]})
     index.cells.append(v4.new_markdown_cell(
-        f"# Table of contents: session {session_id}\n\n{counted(len(rows), 'execution')} in {len(kernels)} kernels. "
-        "Each kernel's cells are in their own notebook (replayable with that kernel); this index tells the whole "
-        "story in order and runs nothing itself."))
-    index.cells += table
+        f"# Table of contents: session {session_id}\n\n{counted(len(c.rows), 'execution')} in {len(kernels)} "
+        "kernels. Each kernel's cells are in their own notebook (replayable with that kernel); this index tells the "
+        "whole story in order and runs nothing itself."))
+    index.cells += c.table
     step = 0
-    for row in in_order(rows, calls, said):
+    for row in c.story:
         if not isinstance(row, ExecutionRow):
             index.cells.append(_told(row, len(index.cells)))
             continue
         step += 1
         first = len(index.cells)
         if row.kernel_name in per_kernel and _ran(row):
-            nb = per_kernel[row.kernel_name]
-            cell = _cell(row, outputs)
-            nb.cells.append(cell)
-            where = f"[{paths[row.kernel_name].name}]({paths[row.kernel_name].name}), cell {len(nb.cells)}"
-            label = f" batch: *{cell.metadata.context_kernel.get('batch_label', 'no label')}*" \
-                if row.tool == BATCH_TOOL else ""
-            index.cells.append(v4.new_markdown_cell(
-                f"**Step {step}** — {row.language or row.kernel_name} ({row.tool}, {_status(row)}){label} → {where}"
-                "\n\n" + _fence(row.code, row.language)))
+            index.cells.append(_step(row, step, _cell(row, c.outputs), per_kernel[row.kernel_name],
+                                     paths[row.kernel_name].name))
         else:
-            note = _cell(row, outputs)
+            note = _cell(row, c.outputs)
             if note.cell_type == "markdown":
                 note.source = f"**Step {step}** — {note.source.removeprefix('> ')}"
             index.cells.append(note)
         _stable_ids(index.cells[first:], [row], "step")
     index.cells[0].id = "session"
-    result.notebooks.append(_write(index, directory / f"{stem}.ipynb", None))
-    for k in kernels:
-        result.notebooks.append(_write(per_kernel[k], paths[k], k))
-    return result
+    return [_write(index, directory / f"{stem}.ipynb", None), *(_write(per_kernel[k], paths[k], k) for k in kernels)]
+
+
+def _step(row: ExecutionRow, step: int, cell: Any, nb: Any, name: str) -> Any:
+    """Put `cell` in its kernel's notebook `nb` (file `name`); the index's markdown cell that points to it."""
+    nb.cells.append(cell)
+    label = f" batch: *{cell.metadata.context_kernel.get('batch_label', 'no label')}*" if row.tool == BATCH_TOOL else ""
+    return v4.new_markdown_cell(
+        f"**Step {step}** — {row.language or row.kernel_name} ({row.tool}, {_status(row)}){label} → [{name}]({name}), "
+        f"cell {len(nb.cells)}\n\n" + _fence(row.code, row.language))
 
 
 def _told(item: ConversationCall | Narration, position: int) -> Any:
     """The markdown cell of a search, fetch or index call, or of what the user or the agent said."""
     return call_cell(item) if isinstance(item, ConversationCall) else narration_cell(item, position)
-
-
-def _exported_kernel(kernel_name: str, python: dict[str, Any]) -> str:
-    """The kernelspec an exported notebook names: the server's own python kernel by its interpreter's name,
-    which `kernels install` registers (`python3` would be the reviewer's Python, which may lack the session's
-    packages: kernels/python_specs.py); every other kernel by its own name."""
-    if kernel_name == SERVER_KERNEL and python.get("executable"):
-        return kernel_name_for(Path(python["executable"]))
-    return kernel_name
-
-
-def _setup_cells(kernel_name: str | None, project_dir: str | None, python: dict[str, Any]) -> list[Any]:
-    """The cell that puts the kernel where the session ran (kernels/project_dir_code.py): JupyterLab and
-    nbconvert start it in the notebook's folder. Marked `role: setup`: replay runs the cells there itself.
-    A python notebook first says which interpreter it runs in and how to register its kernel."""
-    lang = language_for_kernel(kernel_name or "")
-    cells = []
-    if lang is not None and lang.name == "python" and kernel_name and python.get("executable"):
-        note = v4.new_markdown_cell(
-            f"Runs in the Python the session used, `{python['executable']}`, as the kernel "
-            f"`{_exported_kernel(kernel_name, python)}`. If Jupyter says there is no such kernel, register it on "
-            "this machine with `context-kernel kernels install --user` (`context-kernel replay` needs no "
-            "registration).")
-        note.id = "kernel-note"
-        note.metadata["context_kernel"] = {"role": SETUP_ROLE}
-        cells.append(note)
-    if not project_dir or lang is None or lang.chdir is None:
-        return cells
-    cell = v4.new_code_cell(lang.chdir(project_dir))
-    cell.id = "project-dir"
-    cell.metadata["context_kernel"] = {"role": SETUP_ROLE, "project_dir": project_dir}
-    return [*cells, cell]
-
-
-def _language_info(rows: list[ExecutionRow], kernel: str) -> dict[str, Any] | None:
-    """The language_info a kernel of this name gave in the session (the first recorded)."""
-    found = next((r.language_info for r in rows if r.kernel_name == kernel and r.language_info), None)
-    return json.loads(found) if found else None
-
-
-def _python(rows: list[ExecutionRow], kernels: list[str]) -> dict[str, Any]:
-    """Which interpreter and environment the notebook's cells ran with (`python`), as recorded, so a
-    reader knows and replay runs them in the same one."""
-    for row in rows:
-        if row.kernel_name in kernels and row.python:
-            return {"python": {"executable": row.python, **({"env": row.python_env} if row.python_env else {})}}
-    return {}
-
-
-def _notebook(kernel_name: str | None, kernelspecs: Callable[[str], dict[str, Any] | None],
-              meta: dict[str, Any], language_info: dict[str, Any] | None = None) -> Any:
-    """`language_info`: the kernel's own, as recorded (JupyterLab then opens the notebook unmodified); else
-    the kernelspec's language name."""
-    nb = v4.new_notebook()
-    nb.nbformat, nb.nbformat_minor = 4, 5
-    if kernel_name:
-        spec = kernelspecs(kernel_name) or {}
-        display = spec.get("display_name", kernel_name)
-        python = meta.get("python") or {}
-        if kernel_name != _exported_kernel(kernel_name, python):
-            kernel_name = _exported_kernel(kernel_name, python)
-            display = python_display_name(str((language_info or {}).get("version", "")), python["executable"],
-                                          python.get("env"))
-        nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": display,
-                                     "language": spec.get("language", "")}
-        nb.metadata["language_info"] = language_info or {"name": spec.get("language", "")}
-    # No export time: two exports of one session are the same file (nbdime, git diff show nothing).
-    nb.metadata["context_kernel"] = meta
-    return nb
 
 
 def _stable_ids(cells: list[Any], rows: list[ExecutionRow], prefix: str) -> None:

@@ -11,7 +11,8 @@ from nbconvert import HTMLExporter
 from nbformat import v4
 
 from ..datadir import write_private
-from .export import SETUP_ROLE, agent_view
+from .export import agent_view
+from .notebook_head import SETUP_ROLE
 
 
 def to_html(notebook_path: Path) -> Path:

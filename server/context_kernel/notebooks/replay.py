@@ -53,7 +53,7 @@ from ..kernels.languages import PROJECT_PYTHON_PREFIX
 from ..kernels.python_env import SERVER_KERNEL
 from ..kernels.specs import find_spec, kernel_manager_class
 from ..wording import counted
-from .export import SETUP_ROLE
+from .notebook_head import SETUP_ROLE
 from .output_comparison import comparable, image_changes
 
 # The error nbclient reports for a cell it interrupted at its time limit (our marker, not the kernel's).
