@@ -77,3 +77,15 @@ def test_a_codex_rollout_is_read_too(tmp_path: Path) -> None:
     rollout.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert [(n.role, n.text) for n in narration([row(rollout)], START, START + 60, {4})] == [
         ("user", "Count the rows"), ("agent", "3 rows [#4].")]
+
+
+def test_a_transcript_that_grew_is_read_again(tmp_path: Path) -> None:
+    live = tmp_path / "live.jsonl"
+    say = {"type": "user", "timestamp": "2026-12-08T10:00:02Z", "message": {"role": "user", "content": "First"}}
+    live.write_text(json.dumps(say) + "\n")
+    assert [n.text for n in narration([row(live)], START, START + 60, set())] == ["First"]
+    later = {"type": "assistant", "timestamp": "2026-12-08T10:00:05Z",
+             "message": {"role": "assistant", "content": [{"type": "text", "text": "Then this"}]}}
+    with live.open("a") as f:
+        f.write(json.dumps(later) + "\n")
+    assert [n.text for n in narration([row(live)], START, START + 60, set())] == ["First", "Then this"]

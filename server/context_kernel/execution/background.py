@@ -62,7 +62,8 @@ class _Cell:
 
 class BackgroundCells:
     def __init__(self, *, db: Database, executions: ExecutionRepository, pool: KernelPool, hashes: FileHashes,
-                 project_dir: Path, spawn: Spawn, max_timeout_s: float, knowledge: KnowledgeService | None) -> None:
+                 project_dir: Path, spawn: Spawn, max_timeout_s: float, knowledge: KnowledgeService | None,
+                 restart_timeout_s: float = 60.0) -> None:
         self._db = db
         self._executions = executions
         self._pool = pool
@@ -70,6 +71,7 @@ class BackgroundCells:
         self._project_dir = project_dir
         self._spawn = spawn
         self._max_timeout_s = max_timeout_s
+        self._restart_timeout_s = restart_timeout_s
         self._knowledge = knowledge
         self._cells: OrderedDict[int, _Cell] = OrderedDict()
 
@@ -96,7 +98,7 @@ class BackgroundCells:
                     elif finished:
                         outcome = await run.outcome()
                     else:
-                        outcome = await run.stop_after_timeout(60.0)
+                        outcome = await run.stop_after_timeout(self._restart_timeout_s)
                 except Exception as exc:  # noqa: BLE001 - the server shut the kernel down under us
                     outcome = CellOutcome(status="interrupted", error_name=type(exc).__name__,
                                           error_value="the server stopped before the background cell finished")

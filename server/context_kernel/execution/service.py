@@ -73,7 +73,8 @@ class ExecutionService:
         self._known_sessions: set[str] = set()
         self.background = BackgroundCells(db=db, executions=executions, pool=pool, hashes=self._hashes,
                                           project_dir=project_dir, spawn=spawn,
-                                          max_timeout_s=limits.max_timeout_ms / 1000, knowledge=knowledge)
+                                          max_timeout_s=limits.max_timeout_ms / 1000, knowledge=knowledge,
+                                          restart_timeout_s=limits.restart_timeout_s)
         self._python = python
         self._told_python: set[str] = set()  # sessions whose first python reply named the interpreter
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -70,27 +72,56 @@ def narration(transcripts: Iterable[TranscriptRow], first: float, until: float, 
 
 def _read(path: Path, until: float) -> _Read:
     result = _Read([], set())
+    for at, role, text, cites in _parsed(path):
+        if at > until:
+            continue
+        result.cited.update(cites)
+        if text.strip():
+            _add(result.said, Narration(at, role, text), joined=result.joins)
+        result.joins = bool(text.strip())
+    return result
+
+
+# Parsed transcripts by path, with the size and time they were parsed at: a live notebook exports after every
+# call, and a long session's transcript is tens of MB (re-read only when it grew or changed).
+_PARSED: OrderedDict[str, tuple[int, int, list[_Said]]] = OrderedDict()
+PARSED_KEPT = 8
+_PARSED_LOCK = threading.Lock()
+_Said = tuple[float, Literal["user", "agent"], str, list[int]]
+
+
+def _parsed(path: Path) -> list[_Said]:
+    """Every (time, role, text, cited execution ids) of a transcript, in file order ('' text: a tool call)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return []
+    key = str(path)
+    with _PARSED_LOCK:  # exports run on worker threads: a live notebook's and ctx_export's at once
+        cached = _PARSED.get(key)
+    if cached is not None and cached[:2] == (found.st_size, found.st_mtime_ns):
+        return cached[2]
     try:
         with path.open("rb") as f:
             data = f.read(MAX_TRANSCRIPT_BYTES)
     except OSError:
-        return result
+        return []
+    entries: list[_Said] = []
     for line in data.splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
             continue  # a line being written, or not JSON: the rest still counts
-        if not isinstance(entry, dict):
+        at = _time(entry.get("timestamp")) if isinstance(entry, dict) else None
+        if at is None:
             continue
-        at = _time(entry.get("timestamp"))
-        if at is None or at > until:
-            continue
-        for role, text, cites in _entry(entry):
-            result.cited.update(cites)
-            if text.strip():
-                _add(result.said, Narration(at, role, text), joined=result.joins)
-            result.joins = bool(text.strip())
-    return result
+        entries += [(at, role, text, cites) for role, text, cites in _entry(entry)]
+    with _PARSED_LOCK:
+        _PARSED[key] = (found.st_size, found.st_mtime_ns, entries)
+        _PARSED.move_to_end(key)
+        while len(_PARSED) > PARSED_KEPT:
+            _PARSED.popitem(last=False)
+    return entries
 
 
 def _add(said: list[Narration], item: Narration, *, joined: bool) -> None:
