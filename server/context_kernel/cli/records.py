@@ -57,11 +57,21 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 async def _sessions(settings: Settings) -> int:
-    from ..app import AppHolder
+    import anyio
+
+    from ..notebooks.service import session_summaries
+    from ..settings import database_path
+    from ..store.db import open_engine
+    from ..store.events import EventRepository
+    from ..store.executions import ExecutionRepository
     from ..wording import size_text
 
-    async with AppHolder(settings) as holder:
-        rows = await (await holder.get()).export.sessions()
+    # The database alone: no kernels, no semantic recall, nothing to start and stop for a listing.
+    engine = await anyio.to_thread.run_sync(open_engine, database_path(settings.home))
+    try:
+        rows = await anyio.to_thread.run_sync(session_summaries, ExecutionRepository(engine), EventRepository(engine))
+    finally:
+        engine.dispose()
     header = ("session", "started (UTC)", "client", "languages", "runs", "kept out", "not run")
     table = [header] + [(s.id, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.started_at)), s.client or "-",
                          ",".join(s.languages) or "-", str(s.executions), size_text(s.bytes_kept_out),

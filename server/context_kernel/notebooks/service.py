@@ -47,10 +47,8 @@ class ExportService:
         return await self._db.run(self._sessions_with_totals)
 
     def _sessions_with_totals(self) -> list[SessionSummary]:
-        rows = self._executions.sessions()
-        if self._events is None:
-            return rows
-        return [replace(s, kept=sum(t.bytes_kept_out for t in self._events.tool_totals(s.id))) for s in rows]
+        return session_summaries(self._executions, self._events)
+
 
     async def execution(self, execution_id: int) -> tuple[ExecutionRow, list[dict[str, Any]]]:
         """One execution and its outputs (`context-kernel show`), any project's: a person at the CLI reads them."""
@@ -143,3 +141,12 @@ class ExportService:
     def _kernelspec(self, name: str) -> dict[str, Any] | None:
         spec = find_spec(name, self._kernels_dir)
         return {"display_name": spec.display_name, "language": spec.language} if spec else None
+
+
+def session_summaries(executions: ExecutionRepository, events: EventRepository | None) -> list[SessionSummary]:
+    """Every recorded session, its "kept out" that of its tool calls (blocking SQL): `sessions` reads it with no
+    server around it."""
+    rows = executions.sessions()
+    if events is None:
+        return rows
+    return [replace(s, kept=sum(t.bytes_kept_out for t in events.tool_totals(s.id))) for s in rows]
