@@ -47,6 +47,8 @@ async def test_a_replayed_session_matches_then_names_the_cell_and_file_that_chan
     assert "cell 2 (execution #" in stdout and "differ" in stdout and "file changed" in stdout
     assert "-[stdout] total 84" in stdout and "+[stdout] total 86" in stdout
     assert "2 of 3 cells match" in stdout
+    # the CLI says which cell it is on while it replays
+    assert "replaying " in out.stderr.decode() and "cell 3 of 3" in out.stderr.decode()
 
 
 def test_volatile_parts_are_normalised() -> None:

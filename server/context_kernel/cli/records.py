@@ -187,7 +187,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
             run_one = on_gateway(settings.gateway)
         cwd = Path(args.cwd).expanduser().absolute() if args.cwd else None
-        report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one, cwd=cwd)
+        report = replay(path, timeout_s=args.timeout, place=place, run_one=run_one, cwd=cwd,
+                        progress=lambda name, n, of: print(f"replaying {name}: cell {n} of {of}", file=sys.stderr))
     except ContextKernelError as exc:
         print(f"context-kernel replay: {exc}", file=sys.stderr)
         return 2

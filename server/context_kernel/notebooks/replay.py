@@ -153,12 +153,14 @@ def _tally(cells: list[CellReport], unread_cells: int = 0, unread: list[str] | N
 
 def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
            place: KernelPlace | None = None,
-           run_one: Callable[[Any, int], ReplayReport] | None = None) -> ReplayReport:
+           run_one: Callable[[Any, int], ReplayReport] | None = None,
+           progress: Callable[[str, int, int], None] | None = None) -> ReplayReport:
     """Run the notebook (or each notebook an index lists) in a fresh kernel and compare outputs.
 
     `cwd` defaults to the directory the session ran in, when it still exists, else the
     notebook's own directory. `run_one(notebook, timeout_s)` runs each notebook instead of a local
-    kernel (notebooks/gateway_replay.py, for `replay --gateway-url`).
+    kernel (notebooks/gateway_replay.py, for `replay --gateway-url`). `progress(notebook, n, of)`: called as the
+    session's n-th cell of a local replay starts (the CLI prints it).
     """
     place = place or KernelPlace()
     nb = nbformat.read(path, as_version=4)
@@ -166,7 +168,7 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
     def one(at: Path, notebook: Any) -> ReplayReport:
         if run_one is not None:
             return run_one(notebook, timeout_s)
-        return _replay_one(at, notebook, timeout_s, cwd, place)
+        return _replay_one(at, notebook, timeout_s, cwd, place, progress)
 
     if nb.metadata.get("kernelspec") and not nb.metadata.get("context_kernel", {}).get("notebooks"):
         return one(path, nb)
@@ -205,7 +207,8 @@ def replay(path: Path, *, timeout_s: int = 600, cwd: Path | None = None,
     return report
 
 
-def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: KernelPlace) -> ReplayReport:
+def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: KernelPlace,
+                progress: Callable[[str, int, int], None] | None = None) -> ReplayReport:
     kernel = nb.metadata.kernelspec.name
     project = nb.metadata.get("context_kernel", {}).get("project_dir")
     where = cwd or (Path(project) if project and Path(project).is_dir() else path.parent)
@@ -238,12 +241,19 @@ def _replay_one(path: Path, nb: Any, timeout_s: int, cwd: Path | None, place: Ke
         if execute_reply.get("content", {}).get("ename") == _TIMEOUT_ENAME:
             timed_out.add(cell_index)
 
+    to_run = sum(1 for c in nb.cells if c.cell_type == "code")
+
+    def began(cell_index: int) -> None:
+        started.add(cell_index)
+        if progress is not None:
+            progress(path.name, len(started), to_run)
+
     client = NotebookClient(
         nb, kernel_manager_class=kernel_manager_class(place.kernels_dir),
         timeout=timeout_s, timeout_func=limit, allow_errors=True, interrupt_on_timeout=True,
         # Answer for a kernel that ignores the interrupt instead of waiting on it again.
         error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "interrupted at the time limit", "traceback": []},
-        on_cell_executed=executed, on_cell_start=lambda cell, cell_index: started.add(cell_index),
+        on_cell_executed=executed, on_cell_start=lambda cell, cell_index: began(cell_index),
         kernel_name=kernel,
         resources={"metadata": {"path": str(where)}})
     report = ReplayReport()
